@@ -1,0 +1,43 @@
+# Launcher settings shared by tests, examples and benchmarks.
+#   ACCRETE_MPIEXEC_PREFLAGS  flags placed before the program (oversubscription)
+#   ACCRETE_MPI_ENV           environment entries every launch needs
+set(ACCRETE_MPIEXEC_PREFLAGS "")
+set(ACCRETE_MPI_ENV "")
+if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
+  # Tests run up to 5 processes on 2 cores, often as root in CI containers.
+  list(APPEND ACCRETE_MPIEXEC_PREFLAGS --oversubscribe)
+  list(APPEND ACCRETE_MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+       OMPI_MCA_rmaps_base_oversubscribe=1)
+endif()
+
+# accrete_add_mpi_test(<name> SOURCES <files...> NP <counts...>
+#                      [NODE_SIZES <k...>] [LIBS <libs...>] [LABELS <l...>] [TIMEOUT <s>])
+# Builds one GoogleTest binary and registers it once per process count (and
+# once per pretend node size given in NODE_SIZES; 0 means "the real node").
+function(accrete_add_mpi_test name)
+  cmake_parse_arguments(A "" "TIMEOUT" "SOURCES;NP;NODE_SIZES;LIBS;LABELS" ${ARGN})
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
+  if(NOT A_NODE_SIZES)
+    set(A_NODE_SIZES 0)
+  endif()
+  add_executable(${name} ${A_SOURCES})
+  target_link_libraries(${name} PRIVATE accrete::accrete accrete_test_main ${A_LIBS})
+  foreach(np ${A_NP})
+    foreach(ns ${A_NODE_SIZES})
+      set(env ${ACCRETE_MPI_ENV})
+      if(ns EQUAL 0)
+        set(tname ${name}.np${np})
+      else()
+        set(tname ${name}.np${np}.node${ns})
+        list(APPEND env ACCRETE_NODE_SIZE=${ns})
+      endif()
+      add_test(NAME ${tname}
+        COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${ACCRETE_MPIEXEC_PREFLAGS}
+                $<TARGET_FILE:${name}>)
+      set_tests_properties(${tname} PROPERTIES TIMEOUT ${A_TIMEOUT} ENVIRONMENT "${env}"
+        PROCESSORS ${np} LABELS "${A_LABELS}")
+    endforeach()
+  endforeach()
+endfunction()

@@ -1,0 +1,125 @@
+#pragma once
+// The interface between accrete's runtime and its one transport backend
+// (src/backend/mpi/). Everything above this line speaks in ranks, segment
+// offsets, completions and messages; only the backend calls MPI.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include <mpi.h>
+
+namespace accrete::detail {
+
+/// Work to run when an operation completes. Completions are queued by
+/// internal progress and run by user-level progress (see src/README.md).
+using completion = std::function<void()>;
+
+/// Throws accrete::not_initialized naming `what` unless the runtime is up.
+void require_initialized(const char* what);
+bool runtime_up() noexcept;
+
+int world_rank() noexcept;
+int world_size() noexcept;
+
+/// Private duplicate of the world communicator (accrete's own traffic).
+MPI_Comm world_comm() noexcept;
+/// Processes of this (possibly pretend) node.
+MPI_Comm node_comm() noexcept;
+
+/// Bytes in every process's segment (all segments have the same size).
+std::size_t segment_bytes() noexcept;
+/// True when `rank` shares memory with the caller (direct load/store).
+bool is_node_local(int rank) noexcept;
+/// Base address of `rank`'s segment in this process, or nullptr when
+/// `rank` is not node-local.
+std::byte* segment_base(int rank) noexcept;
+
+/// Validates that [offset, offset+bytes) lies inside rank's segment; throws
+/// accrete::bad_global_ptr naming `what`, the rank, offset and size.
+void check_range(const char* what, int rank, std::uint64_t offset, std::size_t bytes);
+
+/// One-sided copies through the world window (remote targets). `done` runs
+/// at user-level progress after the transfer is complete at the target (put)
+/// or in the local buffer (get). Transfers of any size are split as MPI needs.
+void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, completion done);
+void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, completion done);
+
+/// Memory fence that makes direct stores into node-local segments visible
+/// to other processes before a subsequent synchronisation.
+void memory_sync() noexcept;
+
+// ---- progress --------------------------------------------------------------
+
+/// Internal progress: moves data (tests requests, flushes, receives
+/// messages) and queues completions, but runs no user code.
+void poll();
+/// User-level progress: poll(), then run queued completions and handlers.
+void user_progress();
+/// Queue a completion to run at the next user-level progress.
+void defer(completion c);
+/// True when nothing is outstanding in the backend.
+bool quiescent() noexcept;
+
+// ---- active messages ---------------------------------------------------------
+// A message is a byte payload delivered to a handler on the target during
+// its user-level progress. Handlers are identified by their address relative
+// to a base symbol, valid because every process runs the same executable;
+// ids are validated on receipt.
+
+using am_handler = void (*)(int source, std::span<const std::byte> payload);
+
+/// Sends `payload` to `rank`, handled there by `h`. The payload is copied
+/// (or owned) before return. Flow control: if too many bytes to `rank` are
+/// still in flight, this makes internal progress until they drain.
+void am_send(int rank, am_handler h, std::span<const std::byte> payload);
+/// Bytes a message must reserve at its front for the header written by
+/// am_send_owned.
+inline constexpr std::size_t am_header_bytes = sizeof(std::intptr_t);
+/// Like am_send, but takes ownership of `msg`, whose first am_header_bytes
+/// are reserved for the header (no copy of the payload).
+void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg);
+/// Every handler must be registered (in every process) before messages for
+/// it arrive. `internal` handlers only move data and may run during
+/// internal progress; the others run at user-level progress.
+void am_register(am_handler h, bool internal);
+/// Number of messages sent to each rank so far (for termination counting).
+std::uint64_t am_sent_to(int rank) noexcept;
+
+// ---- shared blocks ------------------------------------------------------------
+
+/// A collectively allocated block of node-shared memory (one slice per
+/// process, each of its own size), reachable by direct load/store from every
+/// process of the node. Used by data structures (convergent_matrix,
+/// dist_array) whose storage must be addressable by node peers and too large
+/// for the general segment.
+class shared_block {
+ public:
+  shared_block() = default;
+  /// Collective over world: every process contributes `bytes` (may differ).
+  explicit shared_block(std::size_t bytes);
+  shared_block(const shared_block&) = delete;
+  shared_block& operator=(const shared_block&) = delete;
+  shared_block(shared_block&& o) noexcept;
+  shared_block& operator=(shared_block&& o) noexcept;
+  ~shared_block();
+  /// This process's slice.
+  std::byte* local() const noexcept { return local_; }
+  std::size_t local_bytes() const noexcept { return bytes_; }
+  /// A node peer's slice (nullptr if `rank` is not node-local).
+  std::byte* peer(int rank) const noexcept;
+  /// Window over all slices on the world communicator (MPI RMA, accumulate).
+  MPI_Win world_window() const noexcept { return world_win_; }
+
+ private:
+  void release() noexcept;
+  std::byte* local_ = nullptr;
+  std::size_t bytes_ = 0;
+  MPI_Win node_win_ = MPI_WIN_NULL;
+  MPI_Win world_win_ = MPI_WIN_NULL;
+  bool world_is_node_ = false;
+  std::byte** peers_ = nullptr;  // indexed by world rank; nullptr if remote
+};
+
+}  // namespace accrete::detail

@@ -1,0 +1,139 @@
+#pragma once
+// Global pointers: {rank, offset} into a process's shared segment.
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <type_traits>
+
+#include "accrete/detail/backend.hpp"
+#include "accrete/error.hpp"
+
+namespace accrete {
+
+template <class T>
+class global_ptr;
+
+namespace detail {
+struct gp_access {
+  template <class T>
+  static global_ptr<T> make(int rank, std::uint64_t offset) {
+    global_ptr<T> g;
+    g.rank_ = rank;
+    g.offset_ = offset;
+    return g;
+  }
+};
+}  // namespace detail
+
+/// A pointer to an object of type T in some process's shared segment.
+/// Copyable, comparable, supports pointer arithmetic within one segment.
+/// Never dereferenced implicitly: communication is explicit (rput/rget/...),
+/// and `local()` gives a raw pointer when the target shares the caller's
+/// node. A default-constructed global_ptr is null.
+template <class T>
+class global_ptr {
+ public:
+  using element_type = T;
+  global_ptr() = default;
+  global_ptr(std::nullptr_t) {}
+  /// Conversion to a pointer to const (or to void-like std::byte is not
+  /// implicit: use reinterpret_pointer_cast).
+  template <class U>
+    requires(!std::is_same_v<U, T> && std::is_convertible_v<U*, T*>)
+  global_ptr(const global_ptr<U>& o) : rank_(o.where()), offset_(o.offset()) {}
+
+  bool is_null() const noexcept { return rank_ < 0; }
+  explicit operator bool() const noexcept { return !is_null(); }
+  /// The rank whose segment holds the object (-1 when null).
+  int where() const noexcept { return rank_; }
+  /// Byte offset from the start of that segment.
+  std::uint64_t offset() const noexcept { return offset_; }
+  /// True when the target's memory is directly addressable by the caller
+  /// (same node, or the caller itself). False for null.
+  bool is_local() const noexcept { return rank_ >= 0 && detail::is_node_local(rank_); }
+  /// A raw pointer usable by the caller. Throws bad_global_ptr when null or
+  /// when the target is not node-local.
+  T* local() const {
+    if (!is_local())
+      throw bad_global_ptr(is_null() ? std::string("accrete::global_ptr::local: null pointer")
+                                     : "accrete::global_ptr::local: rank " + std::to_string(rank_) +
+                                           " is not on the caller's node");
+    return reinterpret_cast<T*>(detail::segment_base(rank_) + offset_);
+  }
+
+  global_ptr& operator+=(std::ptrdiff_t n) {
+    offset_ += std::uint64_t(n * std::ptrdiff_t(elem_size()));
+    return *this;
+  }
+  global_ptr& operator-=(std::ptrdiff_t n) { return *this += -n; }
+  global_ptr& operator++() { return *this += 1; }
+  global_ptr& operator--() { return *this -= 1; }
+  global_ptr operator++(int) {
+    auto t = *this;
+    ++*this;
+    return t;
+  }
+  global_ptr operator--(int) {
+    auto t = *this;
+    --*this;
+    return t;
+  }
+  friend global_ptr operator+(global_ptr p, std::ptrdiff_t n) { return p += n; }
+  friend global_ptr operator+(std::ptrdiff_t n, global_ptr p) { return p += n; }
+  friend global_ptr operator-(global_ptr p, std::ptrdiff_t n) { return p -= n; }
+  /// Element distance; both pointers must point into the same segment.
+  friend std::ptrdiff_t operator-(const global_ptr& a, const global_ptr& b) {
+    if (a.rank_ != b.rank_)
+      throw bad_global_ptr("accrete::global_ptr: difference of pointers into ranks " + std::to_string(a.rank_) +
+                           " and " + std::to_string(b.rank_));
+    return (std::ptrdiff_t(a.offset_) - std::ptrdiff_t(b.offset_)) / std::ptrdiff_t(elem_size());
+  }
+  friend bool operator==(const global_ptr&, const global_ptr&) = default;
+  friend auto operator<=>(const global_ptr&, const global_ptr&) = default;
+  friend std::ostream& operator<<(std::ostream& os, const global_ptr& p) {
+    return os << "global_ptr(rank " << p.rank_ << ", offset " << p.offset_ << ")";
+  }
+
+ private:
+  friend struct detail::gp_access;
+  static constexpr std::size_t elem_size() {
+    if constexpr (std::is_void_v<T>) return 1;
+    else return sizeof(T);
+  }
+  int rank_ = -1;
+  std::uint64_t offset_ = 0;
+};
+
+/// Reinterprets a global pointer as pointing to another type.
+template <class T, class U>
+global_ptr<T> reinterpret_pointer_cast(const global_ptr<U>& p) {
+  if (p.is_null()) return {};
+  return detail::gp_access::make<T>(p.where(), p.offset());
+}
+
+/// The global pointer for a raw pointer into a node-local segment (the
+/// caller's own or a node peer's). Throws bad_global_ptr otherwise.
+template <class T>
+global_ptr<T> to_global_ptr(T* p) {
+  detail::require_initialized("to_global_ptr()");
+  if (!p) return {};
+  auto a = reinterpret_cast<const std::byte*>(p);
+  for (int r = 0; r < detail::world_size(); ++r) {
+    const std::byte* b = detail::segment_base(r);
+    if (b && a >= b && a < b + detail::segment_bytes())
+      return detail::gp_access::make<T>(r, std::uint64_t(a - b));
+  }
+  throw bad_global_ptr("accrete::to_global_ptr: address is not inside a node-local segment");
+}
+
+}  // namespace accrete
+
+template <class T>
+struct std::hash<accrete::global_ptr<T>> {
+  std::size_t operator()(const accrete::global_ptr<T>& p) const noexcept {
+    return std::hash<std::uint64_t>{}(p.offset() * 1000003u + std::uint64_t(p.where()));
+  }
+};

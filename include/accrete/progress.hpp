@@ -1,0 +1,22 @@
+#pragma once
+// The progress engine. Nothing happens in the background: communication
+// advances when the calling thread enters accrete.
+//  - Internal progress (inside any accrete call) only moves data.
+//  - User-level progress, progress() and every wait(), also runs completion
+//    callbacks (future::then) and incoming remote procedures.
+
+namespace accrete {
+
+/// User-level progress: polls outstanding MPI operations and incoming
+/// messages, then runs ready callbacks and handlers. Not thread-safe: call it
+/// from the thread that drives the runtime.
+void progress();
+
+namespace detail {
+/// Called by wait loops when a poll found nothing to do; yields the CPU
+/// (sched_yield, then short sleeps as `spins` grows) so oversubscribed
+/// processes do not starve the ones they wait for.
+void idle_backoff(unsigned& spins) noexcept;
+}  // namespace detail
+
+}  // namespace accrete

@@ -1,0 +1,146 @@
+#pragma once
+// Contiguous one-sided transfers: rput and rget.
+//
+// Completion: each call reports operation completion (put: the data is in
+// the target's memory and visible to later operations and to the target
+// after synchronisation; get: the data is in the caller's buffer) through
+// the returned future, or by fulfilling a promise the caller passes (the
+// call registers one anonymous dependency on it; the promise must stay alive
+// until then). A put's source buffer (and a get's destination) must stay
+// valid and untouched until completion, except for the single-value rput,
+// which copies its value.
+//
+// Paths: a node-local target is reached by memcpy through the shared
+// segment, and the operation is complete when the call returns (the future
+// is ready). Other targets use MPI_Put/MPI_Rget on the world window; those
+// complete during progress (internal progress issues one flush for all
+// puts outstanding). Transfers of any size are split as MPI requires.
+//
+// Thread safety: call from the thread that drives the runtime.
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "accrete/detail/backend.hpp"
+#include "accrete/future.hpp"
+#include "accrete/global_ptr.hpp"
+#include "accrete/promise.hpp"
+
+namespace accrete {
+
+namespace detail {
+template <class T>
+inline constexpr bool rma_ok = std::is_trivially_copyable_v<T> && !std::is_void_v<T>;
+
+template <class T>
+std::size_t checked_bytes(const char* what, global_ptr<T> g, std::size_t count) {
+  if (g.is_null()) throw bad_global_ptr(std::string("accrete::") + what + ": null global pointer");
+  if (count > std::size_t(-1) / sizeof(T))
+    throw bad_global_ptr(std::string("accrete::") + what + ": element count " + std::to_string(count) +
+                         " overflows");
+  std::size_t bytes = count * sizeof(T);
+  check_range(what, g.where(), g.offset(), bytes);
+  return bytes;
+}
+
+// Shared body of the bulk put/get: copies directly when node-local (eager,
+// returns true) or starts the MPI transfer with `done` as completion.
+inline bool put_bytes(int rank, std::uint64_t off, const void* src, std::size_t bytes, completion done) {
+  if (std::byte* base = segment_base(rank)) {
+    if (bytes) std::memmove(base + off, src, bytes);
+    return true;
+  }
+  put_remote(rank, off, src, bytes, std::move(done));
+  return false;
+}
+inline bool get_bytes(int rank, std::uint64_t off, void* dst, std::size_t bytes, completion done) {
+  if (std::byte* base = segment_base(rank)) {
+    if (bytes) std::memmove(dst, base + off, bytes);
+    return true;
+  }
+  get_remote(rank, off, dst, bytes, std::move(done));
+  return false;
+}
+}  // namespace detail
+
+/// Copies `count` elements from local `src` to `dest`.
+template <class T>
+  requires detail::rma_ok<T>
+future<> rput(const T* src, global_ptr<T> dest, std::size_t count) {
+  std::size_t bytes = detail::checked_bytes("rput", dest, count);
+  if (std::byte* base = detail::segment_base(dest.where())) {
+    if (bytes) std::memmove(base + dest.offset(), src, bytes);
+    return make_future();
+  }
+  auto p = std::make_shared<promise<>>();
+  detail::put_remote(dest.where(), dest.offset(), src, bytes, [p] { p->fulfill_anonymous(1); });
+  return p->get_future();
+}
+
+/// As above; completion fulfils one anonymous dependency registered on `p`.
+template <class T>
+  requires detail::rma_ok<T>
+void rput(const T* src, global_ptr<T> dest, std::size_t count, promise<>& p) {
+  std::size_t bytes = detail::checked_bytes("rput", dest, count);
+  p.require_anonymous(1);
+  if (detail::put_bytes(dest.where(), dest.offset(), src, bytes, [pp = &p] { pp->fulfill_anonymous(1); }))
+    p.fulfill_anonymous(1);
+}
+
+/// Writes one value to `dest`. The value is copied: nothing to keep alive.
+template <class T>
+  requires detail::rma_ok<T>
+future<> rput(const T& value, global_ptr<T> dest) {
+  std::size_t bytes = detail::checked_bytes("rput", dest, 1);
+  if (std::byte* base = detail::segment_base(dest.where())) {
+    std::memcpy(base + dest.offset(), &value, bytes);
+    return make_future();
+  }
+  auto keep = std::make_shared<std::pair<T, promise<>>>(value, promise<>());
+  detail::put_remote(dest.where(), dest.offset(), &keep->first, bytes, [keep] { keep->second.fulfill_anonymous(1); });
+  return keep->second.get_future();
+}
+
+/// Copies `count` elements from `src` into local `dest`.
+template <class T>
+  requires detail::rma_ok<T>
+future<> rget(global_ptr<T> src, T* dest, std::size_t count) {
+  std::size_t bytes = detail::checked_bytes("rget", src, count);
+  if (std::byte* base = detail::segment_base(src.where())) {
+    if (bytes) std::memmove(dest, base + src.offset(), bytes);
+    return make_future();
+  }
+  auto p = std::make_shared<promise<>>();
+  detail::get_remote(src.where(), src.offset(), dest, bytes, [p] { p->fulfill_anonymous(1); });
+  return p->get_future();
+}
+
+/// As above; completion fulfils one anonymous dependency registered on `p`.
+template <class T>
+  requires detail::rma_ok<T>
+void rget(global_ptr<T> src, T* dest, std::size_t count, promise<>& p) {
+  std::size_t bytes = detail::checked_bytes("rget", src, count);
+  p.require_anonymous(1);
+  if (detail::get_bytes(src.where(), src.offset(), dest, bytes, [pp = &p] { pp->fulfill_anonymous(1); }))
+    p.fulfill_anonymous(1);
+}
+
+/// Reads one value.
+template <class T>
+  requires detail::rma_ok<T>
+future<T> rget(global_ptr<T> src) {
+  std::size_t bytes = detail::checked_bytes("rget", src, 1);
+  if (std::byte* base = detail::segment_base(src.where())) {
+    T v;
+    std::memcpy(&v, base + src.offset(), bytes);
+    return make_future(v);
+  }
+  auto keep = std::make_shared<std::pair<T, promise<T>>>();
+  detail::get_remote(src.where(), src.offset(), &keep->first, bytes, [keep] {
+    keep->second.fulfill_result(keep->first);
+    keep->second.finalize();
+  });
+  return keep->second.get_future();
+}
+
+}  // namespace accrete

@@ -1,0 +1,519 @@
+// The MPI backend: communicators, segments and windows, one-sided transfers,
+// active messages, and the polling half of the progress engine. This is the
+// only part of accrete (with its siblings in this folder) that calls MPI.
+#include "accrete/detail/backend.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <sched.h>
+#include <time.h>
+
+#include "accrete/error.hpp"
+#include "accrete/progress.hpp"
+#include "accrete/runtime.hpp"
+#include "backend/mpi/mpi_check.hpp"
+
+namespace accrete::detail {
+namespace {
+
+constexpr int am_tag = 17;
+// MPI counts are int; one MPI call moves at most this many bytes.
+constexpr std::size_t max_chunk = std::size_t{1} << 30;
+// Flow control: bytes of active messages in flight toward one target before
+// am_send waits for some to drain.
+constexpr std::size_t am_inflight_cap = std::size_t{64} << 20;
+
+struct pending_send {
+  MPI_Request req;
+  int rank;
+  std::vector<std::byte> buf;
+};
+
+struct state_t {
+  bool up = false;
+  bool owns_mpi = false;
+  bool verbose = false;
+  int rank = 0, size = 1;
+  MPI_Comm world = MPI_COMM_NULL, node = MPI_COMM_NULL, am = MPI_COMM_NULL;
+  std::size_t seg_bytes = 0;
+  MPI_Win node_win = MPI_WIN_NULL, world_win = MPI_WIN_NULL;
+  bool world_is_node = false;
+  std::vector<std::byte*> bases;  // per world rank; nullptr when remote
+
+  // progress
+  std::vector<completion> await_flush;  // remote puts issued, not yet flushed
+  std::vector<MPI_Request> reqs;
+  std::vector<completion> req_done;
+  std::deque<completion> ready;
+  // active messages
+  std::vector<pending_send> sends;
+  std::vector<std::size_t> inflight;
+  std::vector<std::uint64_t> sent;
+  struct inbound {
+    int source;
+    std::vector<std::byte> data;
+  };
+  std::deque<inbound> inbox;
+  bool dispatching = false;
+};
+
+state_t st;
+
+std::unordered_map<std::intptr_t, bool>& am_registry() {
+  static std::unordered_map<std::intptr_t, bool> r;
+  return r;
+}
+
+// Handlers travel as their distance from this symbol: the same in every
+// process of one executable even under address-space randomisation.
+void am_base_symbol(int, std::span<const std::byte>) {}
+
+std::intptr_t handler_id(am_handler h) {
+  return reinterpret_cast<std::intptr_t>(h) - reinterpret_cast<std::intptr_t>(&am_base_symbol);
+}
+
+std::size_t parse_size(const char* s) {
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  if (end == s || v < 0) throw error(std::string("accrete: bad ACCRETE_SEGMENT_SIZE '") + s + "'");
+  switch (*end) {
+    case 'k': case 'K': v *= 1024.0; break;
+    case 'm': case 'M': v *= 1024.0 * 1024; break;
+    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+    case '\0': break;
+    default: throw error(std::string("accrete: bad ACCRETE_SEGMENT_SIZE '") + s + "'");
+  }
+  return static_cast<std::size_t>(v);
+}
+
+// Segments are carved in 64-byte multiples so every base stays cache-aligned.
+std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+// Builds node windows and the world window over the same memory. Three
+// layouts, chosen so that MPI_Win_create (which Open MPI 4.1 cannot do at
+// P = 1 without osc/pt2pt) is only used when it is needed:
+//   all processes on one node -> one MPI_Win_allocate_shared on world;
+//   every process its own node -> MPI_Win_allocate on world;
+//   otherwise -> MPI_Win_allocate_shared on the node + MPI_Win_create on world.
+void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win,
+                  bool* world_is_node, std::vector<std::byte*>& bases) {
+  int node_n = 0;
+  MPI_Comm_size(st.node, &node_n);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  // Each slice is used on its own; MPI may place them non-contiguously.
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  MPI_Info_set(info, "same_disp_unit", "true");
+  void* base = nullptr;
+  bases.assign(st.size, nullptr);
+  *world_is_node = false;
+  if (node_n == st.size) {
+    ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, st.world, &base, node_win));
+    *world_win = *node_win;
+    *world_is_node = true;
+  } else if (node_n == 1) {
+    ACCRETE_MPI(MPI_Win_allocate(MPI_Aint(bytes), 1, info, st.world, &base, world_win));
+    *node_win = MPI_WIN_NULL;
+  } else {
+    ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, st.node, &base, node_win));
+    ACCRETE_MPI(MPI_Win_create(base, MPI_Aint(bytes), 1, info, st.world, world_win));
+  }
+  MPI_Info_free(&info);
+  *local = static_cast<std::byte*>(base);
+  if (*node_win != MPI_WIN_NULL) {
+    // Map node ranks to world ranks and ask MPI where each peer's slice is.
+    MPI_Group wg, ng;
+    MPI_Comm_group(st.world, &wg);
+    MPI_Comm_group(st.node, &ng);
+    std::vector<int> nr(node_n), wr(node_n);
+    for (int i = 0; i < node_n; ++i) nr[i] = i;
+    MPI_Group_translate_ranks(ng, node_n, nr.data(), wg, wr.data());
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    for (int i = 0; i < node_n; ++i) {
+      MPI_Aint sz;
+      int du;
+      void* p = nullptr;
+      ACCRETE_MPI(MPI_Win_shared_query(*node_win, i, &sz, &du, &p));
+      // A zero-byte slice may report a null base; give it a valid address.
+      bases[wr[i]] = p ? static_cast<std::byte*>(p) : *local;
+    }
+    if (!*world_is_node) ACCRETE_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, *node_win));
+  } else {
+    bases[st.rank] = *local;
+  }
+  ACCRETE_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, *world_win));
+}
+
+void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node) {
+  MPI_Win_unlock_all(world_win);
+  if (world_is_node) {
+    MPI_Win_free(&world_win);
+    return;
+  }
+  MPI_Win_free(&world_win);
+  if (node_win != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(node_win);
+    MPI_Win_free(&node_win);
+  }
+}
+
+void flush_puts() {
+  if (st.await_flush.empty()) return;
+  ACCRETE_MPI(MPI_Win_flush_all(st.world_win));
+  for (auto& c : st.await_flush) st.ready.push_back(std::move(c));
+  st.await_flush.clear();
+}
+
+void test_requests() {
+  if (st.reqs.empty()) return;
+  int outcount = 0;
+  std::vector<int> idx(st.reqs.size());
+  ACCRETE_MPI(MPI_Testsome(int(st.reqs.size()), st.reqs.data(), &outcount, idx.data(), MPI_STATUSES_IGNORE));
+  if (outcount <= 0) return;  // includes MPI_UNDEFINED (all null)
+  for (int i = 0; i < outcount; ++i) {
+    auto& c = st.req_done[idx[i]];
+    if (c) st.ready.push_back(std::move(c));
+    c = nullptr;
+  }
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < st.reqs.size(); ++i) {
+    if (st.reqs[i] == MPI_REQUEST_NULL) continue;
+    st.reqs[w] = st.reqs[i];
+    st.req_done[w] = std::move(st.req_done[i]);
+    ++w;
+  }
+  st.reqs.resize(w);
+  st.req_done.resize(w);
+}
+
+void test_sends() {
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < st.sends.size(); ++i) {
+    int done = 0;
+    ACCRETE_MPI(MPI_Test(&st.sends[i].req, &done, MPI_STATUS_IGNORE));
+    if (done) {
+      st.inflight[st.sends[i].rank] -= st.sends[i].buf.size();
+      continue;
+    }
+    if (w != i) st.sends[w] = std::move(st.sends[i]);
+    ++w;
+  }
+  st.sends.resize(w);
+}
+
+void dispatch(int source, std::span<const std::byte> msg) {
+  std::intptr_t id;
+  if (msg.size() < sizeof id)
+    throw error("accrete: truncated active message (" + std::to_string(msg.size()) + " bytes) from rank " +
+                std::to_string(source));
+  std::memcpy(&id, msg.data(), sizeof id);
+  auto it = am_registry().find(id);
+  if (it == am_registry().end())
+    throw error("accrete: active message with unknown handler id " + std::to_string(id) + " from rank " +
+                std::to_string(source));
+  auto h = reinterpret_cast<am_handler>(reinterpret_cast<std::intptr_t>(&am_base_symbol) + id);
+  h(source, msg.subspan(sizeof id));
+}
+
+bool internal_ok(std::span<const std::byte> msg) {
+  std::intptr_t id;
+  if (msg.size() < sizeof id) return false;
+  std::memcpy(&id, msg.data(), sizeof id);
+  auto it = am_registry().find(id);
+  return it != am_registry().end() && it->second;
+}
+
+// Receives every message that has arrived. Handlers marked safe for internal
+// progress run at once (they only move data); the others wait in the inbox
+// for user-level progress.
+void receive_messages() {
+  for (;;) {
+    int flag = 0;
+    MPI_Message m;
+    MPI_Status s;
+    ACCRETE_MPI(MPI_Improbe(MPI_ANY_SOURCE, am_tag, st.am, &flag, &m, &s));
+    if (!flag) return;
+    int count = 0;
+    MPI_Get_count(&s, MPI_BYTE, &count);
+    std::vector<std::byte> buf(static_cast<std::size_t>(count));
+    ACCRETE_MPI(MPI_Mrecv(buf.data(), count, MPI_BYTE, &m, MPI_STATUS_IGNORE));
+    if (internal_ok(buf))
+      dispatch(s.MPI_SOURCE, buf);
+    else
+      st.inbox.push_back({s.MPI_SOURCE, std::move(buf)});
+  }
+}
+
+}  // namespace
+
+// ---- lifecycle ----------------------------------------------------------------
+
+void backend_init(const init_options& opts) {
+  if (st.up) throw collective_misuse("accrete::init: called twice without finalize");
+  int inited = 0, finalized = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  if (finalized) throw not_initialized("accrete::init: MPI has already been finalized");
+  if (!inited) {
+    int provided;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    st.owns_mpi = true;
+  } else {
+    st.owns_mpi = false;
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &st.world);
+  MPI_Comm_dup(MPI_COMM_WORLD, &st.am);
+  MPI_Comm_set_errhandler(st.world, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(st.am, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(st.world, &st.rank);
+  MPI_Comm_size(st.world, &st.size);
+
+  int node_size = 0;
+  if (opts.node_size) node_size = *opts.node_size;
+  else if (const char* e = std::getenv("ACCRETE_NODE_SIZE")) node_size = std::atoi(e);
+  if (node_size < 0) throw error("accrete::init: negative node_size " + std::to_string(node_size));
+  MPI_Comm real_node;
+  MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node);
+  if (node_size > 0) {
+    int lr;
+    MPI_Comm_rank(real_node, &lr);
+    MPI_Comm_split(real_node, lr / node_size, lr, &st.node);
+    MPI_Comm_free(&real_node);
+  } else {
+    st.node = real_node;
+  }
+
+  std::size_t seg = std::size_t{256} << 20;
+  if (opts.segment_size) seg = *opts.segment_size;
+  else if (const char* e = std::getenv("ACCRETE_SEGMENT_SIZE")) seg = parse_size(e);
+  st.seg_bytes = round_up(std::max<std::size_t>(seg, 64), 64);
+  std::byte* local = nullptr;
+  open_windows(st.seg_bytes, &local, &st.node_win, &st.world_win, &st.world_is_node, st.bases);
+
+  st.inflight.assign(st.size, 0);
+  st.sent.assign(st.size, 0);
+  st.verbose = opts.verbose.value_or(std::getenv("ACCRETE_VERBOSE") && std::atoi(std::getenv("ACCRETE_VERBOSE")) != 0);
+  st.up = true;
+  if (st.verbose && st.rank == 0) {
+    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(ver, &len);
+    std::string v(ver, std::min<int>(len, 60));
+    std::replace(v.begin(), v.end(), '\n', ' ');
+    int nn;
+    MPI_Comm_size(st.node, &nn);
+    std::fprintf(stderr,
+                 "accrete: %d processes, node size %d (%s), segment %zu bytes, windows: %s, progress: "
+                 "user-driven, MPI: %s\n",
+                 st.size, nn, node_size > 0 ? "pretend" : "real", st.seg_bytes,
+                 st.world_is_node ? "one shared" : (nn == 1 ? "allocate" : "shared + create"), v.c_str());
+  }
+}
+
+void backend_finalize() {
+  if (!st.up) throw not_initialized("accrete::finalize: the runtime is not initialized");
+  // Drain everything we started, then agree that everyone is done.
+  unsigned spins = 0;
+  while (!quiescent()) {
+    user_progress();
+    idle_backoff(spins);
+  }
+  memory_sync();
+  MPI_Barrier(st.world);
+  close_windows(st.node_win, st.world_win, st.world_is_node);
+  st.node_win = st.world_win = MPI_WIN_NULL;
+  MPI_Comm_free(&st.node);
+  MPI_Comm_free(&st.am);
+  MPI_Comm_free(&st.world);
+  st.up = false;
+  st.ready.clear();
+  st.inbox.clear();
+  if (st.owns_mpi) MPI_Finalize();
+}
+
+bool runtime_up() noexcept { return st.up; }
+
+void require_initialized(const char* what) {
+  if (!st.up)
+    throw not_initialized(std::string("accrete: ") + what + " called while the runtime is not initialized");
+}
+
+int world_rank() noexcept { return st.rank; }
+int world_size() noexcept { return st.size; }
+MPI_Comm world_comm() noexcept { return st.world; }
+MPI_Comm node_comm() noexcept { return st.node; }
+std::size_t segment_bytes() noexcept { return st.seg_bytes; }
+bool is_node_local(int rank) noexcept { return rank >= 0 && rank < st.size && st.bases[rank] != nullptr; }
+std::byte* segment_base(int rank) noexcept { return is_node_local(rank) ? st.bases[rank] : nullptr; }
+
+void check_range(const char* what, int rank, std::uint64_t offset, std::size_t bytes) {
+  require_initialized(what);
+  if (rank < 0 || rank >= st.size)
+    throw bad_global_ptr(std::string("accrete: ") + what + ": rank " + std::to_string(rank) +
+                         " out of range [0, " + std::to_string(st.size) + ")");
+  if (offset > st.seg_bytes || bytes > st.seg_bytes - offset)
+    throw bad_global_ptr(std::string("accrete: ") + what + ": " + std::to_string(bytes) + " bytes at offset " +
+                         std::to_string(offset) + " of rank " + std::to_string(rank) +
+                         " run past its segment of " + std::to_string(st.seg_bytes) + " bytes");
+}
+
+void memory_sync() noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (st.up) MPI_Win_sync(st.node_win != MPI_WIN_NULL ? st.node_win : st.world_win);
+}
+
+// ---- RMA ----------------------------------------------------------------------
+
+void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, completion done) {
+  auto p = static_cast<const std::byte*>(src);
+  for (std::size_t off = 0; off < bytes; off += max_chunk) {
+    int n = int(std::min(max_chunk, bytes - off));
+    ACCRETE_MPI(MPI_Put(p + off, n, MPI_BYTE, rank, MPI_Aint(offset + off), n, MPI_BYTE, st.world_win));
+  }
+  // MPI_Put is complete at the target only after a flush; puts issued
+  // together share one flush at the next poll.
+  st.await_flush.push_back(std::move(done));
+}
+
+void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, completion done) {
+  auto p = static_cast<std::byte*>(dst);
+  if (bytes == 0) {
+    st.ready.push_back(std::move(done));
+    return;
+  }
+  for (std::size_t off = 0; off < bytes; off += max_chunk) {
+    int n = int(std::min(max_chunk, bytes - off));
+    MPI_Request r;
+    ACCRETE_MPI(MPI_Rget(p + off, n, MPI_BYTE, rank, MPI_Aint(offset + off), n, MPI_BYTE, st.world_win, &r));
+    st.reqs.push_back(r);
+    st.req_done.push_back(nullptr);
+  }
+  // A get of more than one chunk (over 1 GiB) waits for its chunks here:
+  // such transfers are bandwidth-bound, so blocking costs nothing.
+  if (bytes <= max_chunk) {
+    st.req_done.back() = std::move(done);
+  } else {
+    std::size_t first = st.reqs.size() - (bytes + max_chunk - 1) / max_chunk;
+    std::vector<MPI_Request> mine(st.reqs.begin() + first, st.reqs.end());
+    st.reqs.resize(first);
+    st.req_done.resize(first);
+    ACCRETE_MPI(MPI_Waitall(int(mine.size()), mine.data(), MPI_STATUSES_IGNORE));
+    st.ready.push_back(std::move(done));
+  }
+}
+
+// ---- progress -----------------------------------------------------------------
+
+void poll() {
+  if (!st.up) return;
+  flush_puts();
+  test_requests();
+  test_sends();
+  receive_messages();
+}
+
+void user_progress() {
+  require_initialized("progress()");
+  poll();
+  // Completions and handlers may issue new operations (and re-enter
+  // progress through wait()); take work one item at a time so that nesting
+  // is safe and nothing is run twice.
+  while (!st.ready.empty()) {
+    completion c = std::move(st.ready.front());
+    st.ready.pop_front();
+    c();
+  }
+  while (!st.inbox.empty()) {
+    auto m = std::move(st.inbox.front());
+    st.inbox.pop_front();
+    dispatch(m.source, m.data);
+  }
+}
+
+void defer(completion c) { st.ready.push_back(std::move(c)); }
+
+bool quiescent() noexcept {
+  return st.await_flush.empty() && st.reqs.empty() && st.ready.empty() && st.sends.empty() && st.inbox.empty();
+}
+
+// ---- active messages ----------------------------------------------------------
+
+void am_register(am_handler h, bool internal) { am_registry()[handler_id(h)] = internal; }
+
+void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
+  require_initialized("active message send");
+  auto id = handler_id(h);
+  std::memcpy(msg.data(), &id, sizeof id);
+  if (msg.size() > std::size_t(INT_MAX))
+    throw error("accrete: active message of " + std::to_string(msg.size()) + " bytes exceeds INT_MAX");
+  unsigned spins = 0;
+  while (st.inflight[rank] > 0 && st.inflight[rank] + msg.size() > am_inflight_cap) {
+    poll();
+    if (st.inflight[rank] + msg.size() > am_inflight_cap) idle_backoff(spins);
+  }
+  st.inflight[rank] += msg.size();
+  ++st.sent[rank];
+  st.sends.push_back({MPI_REQUEST_NULL, rank, std::move(msg)});
+  auto& s = st.sends.back();
+  ACCRETE_MPI(MPI_Isend(s.buf.data(), int(s.buf.size()), MPI_BYTE, rank, am_tag, st.am, &s.req));
+}
+
+void am_send(int rank, am_handler h, std::span<const std::byte> payload) {
+  std::vector<std::byte> msg(sizeof(std::intptr_t) + payload.size());
+  if (!payload.empty()) std::memcpy(msg.data() + sizeof(std::intptr_t), payload.data(), payload.size());
+  am_send_owned(rank, h, std::move(msg));
+}
+
+std::uint64_t am_sent_to(int rank) noexcept { return st.sent[rank]; }
+
+// ---- shared blocks --------------------------------------------------------------
+
+shared_block::shared_block(std::size_t bytes) {
+  require_initialized("shared_block");
+  bytes_ = bytes;
+  std::vector<std::byte*> bases;
+  open_windows(std::max<std::size_t>(bytes, 1), &local_, &node_win_, &world_win_, &world_is_node_, bases);
+  peers_ = new std::byte*[bases.size()];
+  std::copy(bases.begin(), bases.end(), peers_);
+}
+
+shared_block::shared_block(shared_block&& o) noexcept { *this = std::move(o); }
+
+shared_block& shared_block::operator=(shared_block&& o) noexcept {
+  if (this != &o) {
+    release();
+    local_ = std::exchange(o.local_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+    node_win_ = std::exchange(o.node_win_, MPI_WIN_NULL);
+    world_win_ = std::exchange(o.world_win_, MPI_WIN_NULL);
+    world_is_node_ = o.world_is_node_;
+    peers_ = std::exchange(o.peers_, nullptr);
+  }
+  return *this;
+}
+
+shared_block::~shared_block() { release(); }
+
+void shared_block::release() noexcept {
+  if (world_win_ != MPI_WIN_NULL && st.up) close_windows(node_win_, world_win_, world_is_node_);
+  world_win_ = node_win_ = MPI_WIN_NULL;
+  delete[] peers_;
+  peers_ = nullptr;
+  local_ = nullptr;
+}
+
+std::byte* shared_block::peer(int rank) const noexcept {
+  return (rank >= 0 && rank < st.size && peers_) ? peers_[rank] : nullptr;
+}
+
+}  // namespace accrete::detail

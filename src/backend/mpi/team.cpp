@@ -1,0 +1,124 @@
+#include "accrete/team.hpp"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "accrete/collectives.hpp"
+#include "accrete/detail/backend.hpp"
+#include "accrete/progress.hpp"
+#include "backend/mpi/mpi_check.hpp"
+
+namespace accrete {
+namespace {
+std::unique_ptr<team> world_team, node_team;
+}
+
+namespace detail {
+void team_init() {
+  world_team = std::make_unique<team>(world_comm(), false);
+  node_team = std::make_unique<team>(node_comm(), false);
+}
+void team_finalize() {
+  world_team.reset();
+  node_team.reset();
+}
+}  // namespace detail
+
+team::team(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
+  MPI_Comm_rank(comm_, &rank_);
+  int n;
+  MPI_Comm_size(comm_, &n);
+  MPI_Group g, wg;
+  MPI_Comm_group(comm_, &g);
+  MPI_Comm_group(detail::world_comm(), &wg);
+  std::vector<int> mine(n);
+  for (int i = 0; i < n; ++i) mine[i] = i;
+  world_ranks_.resize(n);
+  MPI_Group_translate_ranks(g, n, mine.data(), wg, world_ranks_.data());
+  MPI_Group_free(&g);
+  MPI_Group_free(&wg);
+}
+
+team::team(team&& o) noexcept { *this = std::move(o); }
+
+team& team::operator=(team&& o) noexcept {
+  if (this != &o) {
+    if (owned_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
+    owned_ = std::exchange(o.owned_, false);
+    rank_ = std::exchange(o.rank_, -1);
+    world_ranks_ = std::move(o.world_ranks_);
+  }
+  return *this;
+}
+
+team::~team() {
+  if (owned_ && comm_ != MPI_COMM_NULL) {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) MPI_Comm_free(&comm_);
+  }
+}
+
+int team::rank_me() const {
+  detail::require_initialized("team::rank_me()");
+  return rank_;
+}
+int team::rank_n() const {
+  detail::require_initialized("team::rank_n()");
+  return int(world_ranks_.size());
+}
+MPI_Comm team::mpi_comm() const { return comm_; }
+
+int team::to_world(int r) const {
+  if (r < 0 || r >= int(world_ranks_.size()))
+    throw std::out_of_range("accrete::team::to_world: team rank " + std::to_string(r) + " out of range [0, " +
+                            std::to_string(world_ranks_.size()) + ")");
+  return world_ranks_[r];
+}
+
+int team::from_world(int w) const {
+  for (std::size_t i = 0; i < world_ranks_.size(); ++i)
+    if (world_ranks_[i] == w) return int(i);
+  return -1;
+}
+
+team team::split(int color, int key) const {
+  detail::require_initialized("team::split()");
+  if (color < 0 && color != MPI_UNDEFINED)
+    throw std::invalid_argument("accrete::team::split: negative color " + std::to_string(color));
+  MPI_Comm c;
+  ACCRETE_MPI(MPI_Comm_split(comm_, color, key, &c));
+  if (c == MPI_COMM_NULL) return team();
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  return team(c, true);
+}
+
+team& world() {
+  detail::require_initialized("world()");
+  return *world_team;
+}
+team& local_team() {
+  detail::require_initialized("local_team()");
+  return *node_team;
+}
+
+void barrier(const team& t) {
+  detail::require_initialized("barrier()");
+  detail::memory_sync();
+  MPI_Request r;
+  ACCRETE_MPI(MPI_Ibarrier(t.mpi_comm(), &r));
+  unsigned spins = 0;
+  for (;;) {
+    int done = 0;
+    ACCRETE_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    detail::user_progress();
+    detail::idle_backoff(spins);
+  }
+  detail::memory_sync();
+}
+
+}  // namespace accrete

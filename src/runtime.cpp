@@ -1,0 +1,61 @@
+#include "accrete/runtime.hpp"
+
+#include <sched.h>
+#include <time.h>
+
+#include "accrete/detail/backend.hpp"
+#include "accrete/progress.hpp"
+
+namespace accrete {
+namespace detail {
+void backend_init(const init_options& opts);
+void backend_finalize();
+void team_init();
+void team_finalize();
+void segment_init();
+void segment_finalize();
+}  // namespace detail
+
+void init(const init_options& opts) {
+  detail::backend_init(opts);
+  detail::segment_init();
+  detail::team_init();
+}
+
+void finalize() {
+  detail::require_initialized("finalize()");
+  detail::team_finalize();
+  detail::segment_finalize();
+  detail::backend_finalize();
+}
+
+bool initialized() noexcept { return detail::runtime_up(); }
+
+int rank_me() {
+  detail::require_initialized("rank_me()");
+  return detail::world_rank();
+}
+
+int rank_n() {
+  detail::require_initialized("rank_n()");
+  return detail::world_size();
+}
+
+void progress() { detail::user_progress(); }
+
+namespace detail {
+void idle_backoff(unsigned& spins) noexcept {
+  // Yield first: the process we wait for may be waiting for a core. After a
+  // while, sleep briefly so that many idle processes on few cores leave the
+  // busy ones alone; cap the sleep so latency stays bounded.
+  ++spins;
+  if (spins < 64) {
+    sched_yield();
+    return;
+  }
+  unsigned us = spins < 1024 ? 2 : (spins < 8192 ? 20 : 100);
+  timespec ts{0, long(us) * 1000};
+  nanosleep(&ts, nullptr);
+}
+}  // namespace detail
+}  // namespace accrete

@@ -1,0 +1,86 @@
+// First-fit allocator over the caller's segment. Free blocks sit in an
+// ordered map so neighbours coalesce on release.
+#include "accrete/segment.hpp"
+
+#include <map>
+#include <string>
+#include <unordered_map>
+
+namespace accrete {
+namespace {
+struct heap_t {
+  std::map<std::uint64_t, std::size_t> free_blocks;   // offset -> bytes
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> live;  // user offset -> block
+  std::size_t used = 0;
+};
+heap_t heap;
+constexpr std::size_t granule = 16;
+}  // namespace
+
+namespace detail {
+void segment_init() {
+  heap = heap_t{};
+  heap.free_blocks[0] = segment_bytes();
+}
+void segment_finalize() { heap = heap_t{}; }
+}  // namespace detail
+
+global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment) {
+  detail::require_initialized("allocate()");
+  if (alignment == 0 || (alignment & (alignment - 1)))
+    throw std::invalid_argument("accrete::allocate: alignment " + std::to_string(alignment) +
+                                " is not a power of two");
+  std::size_t need = (std::max<std::size_t>(bytes, 1) + granule - 1) / granule * granule;
+  std::size_t largest = 0;
+  for (auto it = heap.free_blocks.begin(); it != heap.free_blocks.end(); ++it) {
+    auto [off, len] = *it;
+    largest = std::max(largest, len);
+    std::uint64_t user = (off + alignment - 1) / alignment * alignment;
+    std::size_t pad = std::size_t(user - off);
+    if (len < pad || len - pad < need) continue;
+    std::size_t take = pad + need;
+    heap.free_blocks.erase(it);
+    if (len > take) heap.free_blocks[off + take] = len - take;
+    heap.live[user] = {off, take};
+    heap.used += take;
+    return detail::gp_access::make<std::byte>(detail::world_rank(), user);
+  }
+  throw segment_exhausted(bytes, detail::segment_bytes() - heap.used, largest);
+}
+
+void deallocate(global_ptr<std::byte> p) {
+  detail::require_initialized("deallocate()");
+  if (p.is_null()) return;
+  auto it = heap.live.find(p.offset());
+  if (p.where() != detail::world_rank() || it == heap.live.end())
+    throw bad_global_ptr("accrete::deallocate: rank " + std::to_string(p.where()) + " offset " +
+                         std::to_string(p.offset()) + " is not a live allocation of rank " +
+                         std::to_string(detail::world_rank()));
+  auto [off, len] = it->second;
+  heap.live.erase(it);
+  heap.used -= len;
+  auto next = heap.free_blocks.lower_bound(off);
+  if (next != heap.free_blocks.end() && off + len == next->first) {
+    len += next->second;
+    next = heap.free_blocks.erase(next);
+  }
+  if (next != heap.free_blocks.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == off) {
+      prev->second += len;
+      return;
+    }
+  }
+  heap.free_blocks[off] = len;
+}
+
+std::size_t segment_size() {
+  detail::require_initialized("segment_size()");
+  return detail::segment_bytes();
+}
+std::size_t segment_used() {
+  detail::require_initialized("segment_used()");
+  return heap.used;
+}
+
+}  // namespace accrete

@@ -1,0 +1,26 @@
+# Binaries with their own main: they control MPI and accrete start-up.
+add_executable(init_order_test init_order_test.cpp)
+target_link_libraries(init_order_test PRIVATE accrete::accrete)
+foreach(mode accrete-first user-first)
+  foreach(np 1 3)
+    add_test(NAME init_order_test.${mode}.np${np}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${ACCRETE_MPIEXEC_PREFLAGS}
+              $<TARGET_FILE:init_order_test> ${mode})
+    set_tests_properties(init_order_test.${mode}.np${np} PROPERTIES TIMEOUT 120 ENVIRONMENT "${ACCRETE_MPI_ENV}"
+      LABELS sanitize)
+  endforeach()
+endforeach()
+
+add_executable(big_transfer_test big_transfer_test.cpp)
+target_link_libraries(big_transfer_test PRIVATE accrete::accrete)
+foreach(ns 0 1)
+  add_test(NAME big_transfer_test.np2.node${ns}
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${ACCRETE_MPIEXEC_PREFLAGS}
+            $<TARGET_FILE:big_transfer_test>)
+  set(env ${ACCRETE_MPI_ENV})
+  if(ns EQUAL 1)
+    list(APPEND env ACCRETE_NODE_SIZE=1)
+  endif()
+  # Needs ~7 GB of memory; run it alone.
+  set_tests_properties(big_transfer_test.np2.node${ns} PROPERTIES TIMEOUT 600 ENVIRONMENT "${env}" RUN_SERIAL TRUE)
+endforeach()

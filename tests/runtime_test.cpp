@@ -1,0 +1,276 @@
+// Core runtime: teams, segments, global pointers, contiguous RMA, futures
+// driven by real communication, MPI interoperability, and error reporting.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "accrete/accrete.hpp"
+
+using namespace accrete;
+
+namespace {
+// Every rank's global pointer to a symmetric allocation, gathered with MPI.
+template <class T>
+std::vector<global_ptr<T>> exchange(global_ptr<T> mine) {
+  std::vector<global_ptr<T>> all(rank_n());
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, world().mpi_comm());
+  return all;
+}
+
+std::uint64_t pattern(int rank, std::size_t i, int salt) {
+  return (std::uint64_t(rank) << 40) ^ (i * 2654435761u) ^ std::uint64_t(salt);
+}
+
+int expected_node_size() {
+  const char* e = std::getenv("ACCRETE_NODE_SIZE");
+  int k = e ? std::atoi(e) : 0;
+  return k > 0 ? std::min(k, rank_n() - (rank_me() / k) * k) : rank_n();
+}
+}  // namespace
+
+TEST(Runtime, RanksAndTeams) {
+  EXPECT_TRUE(initialized());
+  EXPECT_EQ(world().rank_n(), rank_n());
+  EXPECT_EQ(world().rank_me(), rank_me());
+  int sz;
+  MPI_Comm_size(MPI_COMM_WORLD, &sz);
+  EXPECT_EQ(rank_n(), sz);
+  EXPECT_EQ(local_team().rank_n(), expected_node_size());
+  for (int r = 0; r < local_team().rank_n(); ++r) {
+    int w = local_team().to_world(r);
+    EXPECT_TRUE(detail::is_node_local(w));
+    EXPECT_EQ(local_team().from_world(w), r);
+  }
+  // The world team's communicator is accrete's own, not the user's.
+  int cmp;
+  MPI_Comm_compare(world().mpi_comm(), MPI_COMM_WORLD, &cmp);
+  EXPECT_EQ(cmp, MPI_CONGRUENT);
+}
+
+TEST(Runtime, SplitTeams) {
+  team parity = world().split(rank_me() % 2, -rank_me());  // reversed order by key
+  int members = (rank_n() + (rank_me() % 2 == 0 ? 1 : 0)) / 2;
+  ASSERT_EQ(parity.rank_n(), members);
+  // Highest world rank gets team rank 0 because keys are negated.
+  std::vector<int> expect;
+  for (int r = rank_n() - 1; r >= 0; --r)
+    if (r % 2 == rank_me() % 2) expect.push_back(r);
+  for (int i = 0; i < parity.rank_n(); ++i) EXPECT_EQ(parity.to_world(i), expect[i]);
+  EXPECT_EQ(parity.to_world(parity.rank_me()), rank_me());
+  if (rank_n() > 1) {
+    EXPECT_EQ(parity.from_world(rank_me() % 2 == 0 ? 1 : 0), -1);
+  }
+  // The team's communicator works for plain MPI, and barrier on it works.
+  int sum = 0, one = world().rank_me();
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, parity.mpi_comm());
+  int want = 0;
+  for (int r : expect) want += r;
+  EXPECT_EQ(sum, want);
+  barrier(parity);
+  team none = world().split(MPI_UNDEFINED, 0);
+  EXPECT_EQ(none.mpi_comm(), MPI_COMM_NULL);
+  EXPECT_THROW(world().split(-7, 0), std::invalid_argument);
+  EXPECT_THROW(world().to_world(rank_n()), std::out_of_range);
+  barrier();
+}
+
+TEST(Segment, AllocateReuseAndExhaustion) {
+  std::size_t before = segment_used();
+  auto a = allocate(1000, 64);
+  EXPECT_EQ(a.where(), rank_me());
+  EXPECT_EQ(a.offset() % 64, 0u);
+  auto b = new_<std::uint64_t>(42u);
+  EXPECT_EQ(*b.local(), 42u);
+  auto c = new_array<double>(333);
+  for (int i = 0; i < 333; ++i) EXPECT_EQ(c.local()[i], 0.0);
+  deallocate(a);
+  delete_(b);
+  delete_array(c);
+  EXPECT_EQ(segment_used(), before);
+  // After freeing, the whole free space is one block again.
+  std::size_t free_bytes = segment_size() - segment_used();
+  auto big = allocate(free_bytes - 64, 16);
+  deallocate(big);
+  try {
+    allocate(segment_size() + 1);
+    FAIL() << "expected segment_exhausted";
+  } catch (const segment_exhausted& e) {
+    EXPECT_EQ(e.requested(), segment_size() + 1);
+    EXPECT_EQ(e.free_bytes(), segment_size() - segment_used());
+    EXPECT_NE(std::string(e.what()).find(std::to_string(segment_size() + 1)), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(allocate(8, 3), std::invalid_argument);
+  auto d = allocate(8);
+  EXPECT_THROW(deallocate(d + 1), bad_global_ptr);
+  deallocate(d);
+  EXPECT_THROW(deallocate(d), bad_global_ptr);
+}
+
+TEST(GlobalPtr, ArithmeticAndComparison) {
+  global_ptr<int> null;
+  EXPECT_TRUE(null.is_null());
+  EXPECT_FALSE(bool(null));
+  EXPECT_EQ(null, global_ptr<int>(nullptr));
+  EXPECT_FALSE(null.is_local());
+  EXPECT_THROW(null.local(), bad_global_ptr);
+  auto p = new_array<int>(10);
+  auto q = p + 7;
+  EXPECT_EQ(q - p, 7);
+  EXPECT_EQ(q.offset(), p.offset() + 7 * sizeof(int));
+  EXPECT_LT(p, q);
+  EXPECT_EQ(--q, p + 6);
+  EXPECT_EQ(q++, p + 6);
+  EXPECT_EQ(q.local(), p.local() + 7);
+  EXPECT_EQ(to_global_ptr(p.local() + 3), p + 3);
+  global_ptr<const int> cp = p;
+  EXPECT_EQ(cp.offset(), p.offset());
+  auto all = exchange(p);
+  for (int r = 0; r < rank_n(); ++r) {
+    EXPECT_EQ(all[r].where(), r);
+    EXPECT_EQ(all[r].is_local(), detail::is_node_local(r));
+    if (r != rank_me() && !all[r].is_local()) {
+      EXPECT_THROW(all[r].local(), bad_global_ptr);
+    }
+  }
+  if (rank_n() > 1) {
+    EXPECT_THROW((void)(all[0] - all[1]), bad_global_ptr);
+  }
+  barrier();
+  delete_array(p);
+}
+
+class RmaSizes : public testing::TestWithParam<std::size_t> {};
+
+TEST_P(RmaSizes, PutGetRoundTripEveryTarget) {
+  const std::size_t n = GetParam();
+  auto mine = new_array<std::uint64_t>(std::max<std::size_t>(n, 1) * rank_n());
+  auto all = exchange(mine);
+  // Each rank writes its block of every target (including itself).
+  std::vector<std::uint64_t> src(n);
+  std::vector<future<>> puts;
+  for (int t = 0; t < rank_n(); ++t) {
+    for (std::size_t i = 0; i < n; ++i) src[i] = pattern(rank_me(), i, t);
+    rput(src.data(), all[t] + std::ptrdiff_t(rank_me() * std::max<std::size_t>(n, 1)), n).wait();
+  }
+  barrier();
+  for (int s = 0; s < rank_n(); ++s)
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(mine.local()[s * std::max<std::size_t>(n, 1) + i], pattern(s, i, rank_me()))
+          << "from " << s << " at " << i;
+  // And read back what I wrote into every target.
+  std::vector<std::uint64_t> dst(n);
+  for (int t = 0; t < rank_n(); ++t) {
+    rget(all[t] + std::ptrdiff_t(rank_me() * std::max<std::size_t>(n, 1)), dst.data(), n).wait();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(dst[i], pattern(rank_me(), i, t));
+  }
+  barrier();
+  delete_array(mine);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, RmaSizes, testing::Values(0, 1, 7, 4097, 1 << 20));
+
+TEST(Rma, SingleValuesAndFutureChains) {
+  auto cell = new_<std::int64_t>(0);
+  auto all = exchange(cell);
+  const int right = (rank_me() + 1) % rank_n();
+  rput<std::int64_t>(1000 + rank_me(), all[right]).wait();
+  barrier();
+  const int left = (rank_me() + rank_n() - 1) % rank_n();
+  EXPECT_EQ(*cell.local(), 1000 + left);
+  // then() on a communication future, flattening a nested rget.
+  auto f = rget(all[right]).then([&](std::int64_t v) { return rget(all[left]).then([v](std::int64_t w) {
+    return v + w; }); });
+  std::int64_t expect_right = 1000 + rank_me(), expect_left = 1000 + (left + rank_n() - 1) % rank_n();
+  EXPECT_EQ(f.wait(), expect_right + expect_left);
+  auto both = when_all(rget(all[right]), rget(all[left]), make_future(7));
+  auto [a, b, c] = both.wait();
+  EXPECT_EQ(a, expect_right);
+  EXPECT_EQ(b, expect_left);
+  EXPECT_EQ(c, 7);
+  barrier();
+  delete_(cell);
+}
+
+TEST(Rma, ManyOperationsOnePromise) {
+  constexpr std::size_t n = 64, ops = 500;
+  auto mine = new_array<std::uint32_t>(n * ops);
+  auto all = exchange(mine);
+  const int t = (rank_me() + 1) % rank_n();
+  std::vector<std::uint32_t> src(n * ops);
+  std::iota(src.begin(), src.end(), std::uint32_t(rank_me()) << 24);
+  promise<> p;
+  for (std::size_t k = 0; k < ops; ++k) rput(src.data() + k * n, all[t] + std::ptrdiff_t(k * n), n, p);
+  p.finalize().wait();
+  barrier();
+  const int from = (rank_me() + rank_n() - 1) % rank_n();
+  for (std::size_t i = 0; i < n * ops; ++i)
+    ASSERT_EQ(mine.local()[i], (std::uint32_t(from) << 24) + i);
+  std::vector<std::uint32_t> back(n * ops);
+  promise<> g;
+  for (std::size_t k = 0; k < ops; ++k) rget(all[t] + std::ptrdiff_t(k * n), back.data() + k * n, n, g);
+  g.finalize().wait();
+  EXPECT_EQ(back, src);
+  barrier();
+  delete_array(mine);
+}
+
+TEST(Interop, UserTrafficDoesNotMix) {
+  // The user's own messages on MPI_COMM_WORLD, with wildcard receives
+  // posted while accrete communicates, must see only the user's data.
+  const int right = (rank_me() + 1) % rank_n(), left = (rank_me() + rank_n() - 1) % rank_n();
+  int in = -1, out = 4242 + rank_me();
+  MPI_Request rq;
+  MPI_Irecv(&in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
+  auto cell = new_<int>(0);
+  auto all = exchange(cell);
+  rput(7, all[right]).wait();
+  barrier();
+  progress();
+  int arrived = 0;
+  MPI_Test(&rq, &arrived, MPI_STATUS_IGNORE);
+  EXPECT_FALSE(arrived) << "accrete traffic reached a user receive";
+  MPI_Barrier(MPI_COMM_WORLD);  // nobody sends before everyone has looked
+  MPI_Send(&out, 1, MPI_INT, right, 3, MPI_COMM_WORLD);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  EXPECT_EQ(in, 4242 + left);
+  EXPECT_EQ(*cell.local(), 7);
+  // User collectives interleave with accrete's.
+  int s = 0, one = 1;
+  MPI_Allreduce(&one, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(s, rank_n());
+  barrier();
+  delete_(cell);
+}
+
+TEST(Errors, BadPointersAndRanges) {
+  auto mine = new_array<char>(16);
+  auto all = exchange(mine);
+  char buf[32] = {};
+  global_ptr<char> null;
+  EXPECT_THROW(rput(buf, null, 1), bad_global_ptr);
+  EXPECT_THROW(rget(null, buf, 1), bad_global_ptr);
+  auto bogus = detail::gp_access::make<char>(rank_n(), 0);
+  try {
+    rput(buf, bogus, 1);
+    FAIL();
+  } catch (const bad_global_ptr& e) {
+    EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(rank_n())), std::string::npos) << e.what();
+  }
+  // A transfer that runs past the end of the target's segment.
+  auto last = detail::gp_access::make<char>((rank_me() + 1) % rank_n(), segment_size() - 8);
+  try {
+    rput(buf, last, 9);
+    FAIL();
+  } catch (const bad_global_ptr& e) {
+    EXPECT_NE(std::string(e.what()).find("run past"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(rput(buf, last, 8).wait());
+  auto outside = detail::gp_access::make<char>(rank_me(), segment_size() + 100);
+  EXPECT_THROW(rget(outside, buf, 1), bad_global_ptr);
+  barrier();
+  delete_array(mine);
+}
