@@ -1,6 +1,7 @@
 // Tests for accrete::future / accrete::promise (single process; no MPI needed
 // unless built with the shared MPI test main).
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <functional>
@@ -292,7 +293,21 @@ TEST(WhenAll, SameFutureTwiceAndConjoinLoop) {
   EXPECT_TRUE(all.ready());
 }
 
+TEST(WhenAll, EmptyHandleThrows) {
+  promise<> p;
+  EXPECT_THROW(when_all(p.get_future(), future<int>{}), std::logic_error);
+  p.finalize();
+}
+
 // ---- promise ----------------------------------------------------------------
+TEST(Promise, EmptyPromiseStaysUsableAfterRvalueWait) {
+  promise<> p;
+  auto f = p.get_future();
+  p.fulfill_anonymous(1);
+  std::move(f).wait();
+  EXPECT_TRUE(p.get_future().ready());
+}
+
 TEST(Promise, AnonymousDependenciesInPieces) {
   promise<> p;
   p.require_anonymous(1000);
@@ -491,7 +506,8 @@ TEST(Values, MoveOnly) {
   auto k = outer.get_future().then([&] { return q.get_future(); });
   outer.finalize();
   q.fulfill_result(std::make_unique<int>(5));
-  q.finalize();  // promise still alive: its reference does not count as a reader
+  q.fulfill_anonymous(1);  // promise still alive: its reference does not count as a reader
+  // (finalize() would return a second reader, so the value could not be moved)
   EXPECT_EQ(*std::move(k).result(), 5);
   EXPECT_THROW(q.get_future(), std::logic_error);  // values moved away
 
@@ -571,7 +587,7 @@ TEST(Async, ProgressThatNeverCompletesBacksOff) {
 TEST(Perf, ReadyPaths) {
   constexpr int iters = 2000000;
   using clk = std::chrono::steady_clock;
-  int sink = 0;
+  std::uint64_t sink = 0;
   auto t0 = clk::now();
   for (int i = 0; i < iters; ++i) {
     future<> f = make_future();

@@ -86,6 +86,8 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg);
 void am_register(am_handler h, bool internal);
 /// Number of messages sent to each rank so far (for termination counting).
 std::uint64_t am_sent_to(int rank) noexcept;
+/// Bytes of active messages sent but not yet complete, over all targets.
+std::size_t am_inflight_bytes() noexcept;
 
 // ---- shared blocks ------------------------------------------------------------
 
@@ -109,8 +111,12 @@ class shared_block {
   std::size_t local_bytes() const noexcept { return bytes_; }
   /// A node peer's slice (nullptr if `rank` is not node-local).
   std::byte* peer(int rank) const noexcept;
-  /// Window over all slices on the world communicator (MPI RMA, accumulate).
+  /// Window over all slices on the world communicator (MPI RMA, accumulate);
+  /// kept open with MPI_Win_lock_all for the block's lifetime.
   MPI_Win world_window() const noexcept { return world_win_; }
+  /// Blocking read of `bytes` at `offset` of `rank`'s slice: direct copy if
+  /// node-local, else MPI_Get + flush.
+  void read(int rank, std::size_t offset, void* dst, std::size_t bytes) const;
 
  private:
   void release() noexcept;

@@ -12,6 +12,7 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <sched.h>
@@ -476,6 +477,12 @@ void am_send(int rank, am_handler h, std::span<const std::byte> payload) {
 
 std::uint64_t am_sent_to(int rank) noexcept { return st.sent[rank]; }
 
+std::size_t am_inflight_bytes() noexcept {
+  std::size_t t = 0;
+  for (auto& s : st.sends) t += s.buf.size();
+  return t;
+}
+
 // ---- shared blocks --------------------------------------------------------------
 
 shared_block::shared_block(std::size_t bytes) {
@@ -510,6 +517,21 @@ void shared_block::release() noexcept {
   delete[] peers_;
   peers_ = nullptr;
   local_ = nullptr;
+}
+
+void shared_block::read(int rank, std::size_t offset, void* dst, std::size_t bytes) const {
+  if (offset > bytes_ && rank == st.rank) throw error("accrete::shared_block::read: offset past the slice");
+  if (std::byte* p = peer(rank)) {
+    memory_sync();
+    std::memcpy(dst, p + offset, bytes);
+    return;
+  }
+  auto d = static_cast<std::byte*>(dst);
+  for (std::size_t off = 0; off < bytes; off += max_chunk) {
+    int n = int(std::min(max_chunk, bytes - off));
+    ACCRETE_MPI(MPI_Get(d + off, n, MPI_BYTE, rank, MPI_Aint(offset + off), n, MPI_BYTE, world_win_));
+  }
+  ACCRETE_MPI(MPI_Win_flush(rank, world_win_));
 }
 
 std::byte* shared_block::peer(int rank) const noexcept {

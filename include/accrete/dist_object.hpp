@@ -1,0 +1,118 @@
+#pragma once
+// dist_object<T>: one T per member of a team, under one name.
+//
+// Construction is collective over the team: every member constructs its
+// dist_objects on that team in the same order (the i-th construction on a
+// team names the same object everywhere). The first dist_object on a team
+// other than world() makes one non-blocking allreduce over the team, during
+// which user-level progress is made; later constructions do not
+// communicate.
+//
+// Passing a dist_object<T> (by reference) as an RPC argument sends its name;
+// the callable receives the target's own instance as dist_object<T>&. An RPC
+// that arrives before the target has constructed its instance is kept and
+// run during the target's first user-level progress after the construction.
+//
+// fetch(r) copies member r's value to the caller as a future (an RPC;
+// completes during the caller's user-level progress; T must be
+// serializable).
+//
+// Lifetime: an instance must stay alive while RPCs for it may still arrive
+// (typically: destroy after a barrier), the team must outlive it, and all
+// dist_objects must be destroyed before finalize(). Not copyable, not movable.
+//
+// Thread-safety: call from the thread that drives the runtime.
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "accrete/detail/rpc_runtime.hpp"
+#include "accrete/future.hpp"
+#include "accrete/rpc.hpp"
+#include "accrete/serialization.hpp"
+#include "accrete/team.hpp"
+
+namespace accrete {
+
+template <class T>
+class dist_object {
+ public:
+  using value_type = T;
+
+  /// Collective over `t`: this member's instance holds `value`.
+  explicit dist_object(T value, const team& t = world())
+      : team_(&t), key_(detail::dist_next_key(t)), value_(std::move(value)) {
+    detail::dist_add(key_, this);
+  }
+  /// Collective over `t`: constructs this member's value from `args...`.
+  template <class... Args>
+  dist_object(const team& t, std::in_place_t, Args&&... args)
+      : team_(&t), key_(detail::dist_next_key(t)), value_(std::forward<Args>(args)...) {
+    detail::dist_add(key_, this);
+  }
+  dist_object(const dist_object&) = delete;
+  dist_object& operator=(const dist_object&) = delete;
+  ~dist_object() { detail::dist_remove(key_); }
+
+  T& operator*() noexcept { return value_; }
+  const T& operator*() const noexcept { return value_; }
+  T* operator->() noexcept { return &value_; }
+  const T* operator->() const noexcept { return &value_; }
+
+  /// The team this object lives on.
+  const team& get_team() const noexcept { return *team_; }
+
+  /// A copy of team member `team_rank`'s value (throws std::out_of_range for
+  /// a bad rank).
+  future<T> fetch(int team_rank) const {
+    static_assert(is_serializable_v<T>, "accrete::dist_object::fetch: T is not serializable");
+    return rpc(team_->to_world(team_rank), [](dist_object<T>& d) -> T { return *d; }, *this);
+  }
+
+  /// Internal: the name shared by all members.
+  const detail::dist_key& key() const noexcept { return key_; }
+
+ private:
+  const team* team_;
+  detail::dist_key key_;
+  T value_;
+};
+
+namespace detail {
+/// What a dist_object<T> argument deserializes to: its name. The RPC
+/// machinery resolves it to the local instance (or waits for it).
+template <class T>
+struct dist_object_ref {
+  dist_key key;
+};
+
+template <class T>
+struct rpc_arg<dist_object_ref<T>> {
+  static dist_object<T>& pass(dist_object_ref<T>& r) noexcept {
+    return *static_cast<dist_object<T>*>(dist_find(r.key));
+  }
+  static std::optional<dist_key> missing(const dist_object_ref<T>& r) noexcept {
+    if (dist_find(r.key)) return std::nullopt;
+    return r.key;
+  }
+};
+}  // namespace detail
+
+template <class T>
+struct serialization<dist_object<T>> {
+  using deserialized_type = detail::dist_object_ref<T>;
+  static void serialize(writer& w, const dist_object<T>& d) {
+    w.write(d.key().team);
+    w.write(d.key().object);
+  }
+  static deserialized_type deserialize(reader& r) {
+    detail::dist_key k;
+    k.team = r.read<std::uint64_t>();
+    k.object = r.read<std::uint64_t>();
+    return {k};
+  }
+};
+
+}  // namespace accrete

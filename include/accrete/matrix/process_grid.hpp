@@ -1,0 +1,169 @@
+// accrete/matrix/process_grid.hpp -- a 2-D process grid over an MPI
+// communicator, with an optional (lazily created) BLACS context.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+// BLACS C interface. Debian ships no header for it; the symbols live in
+// libscalapack-openmpi / libscalapack-mpich. Only process_grid::blacs_context()
+// references them, so code that never calls it need not link ScaLAPACK.
+extern "C" {
+int Csys2blacs_handle(MPI_Comm comm);
+void Cfree_blacs_system_handle(int handle);
+void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
+void Cblacs_gridinfo(int context, int* nprow, int* npcol, int* myrow, int* mycol);
+void Cblacs_gridexit(int context);
+}
+
+namespace accrete {
+
+/// How communicator ranks are laid out over the grid.
+/// row_major: rank = prow * cols() + pcol; col_major: rank = pcol * rows() + prow.
+/// These match BLACS "Row" and "Col" grid orders.
+enum class grid_order { row_major, col_major };
+
+/// Coordinates of one process in a process_grid.
+struct grid_coords {
+  int row;
+  int col;
+  friend bool operator==(const grid_coords&, const grid_coords&) = default;
+};
+
+/// A pr x pc grid of the processes of an MPI communicator.
+///
+/// The grid does NOT own the communicator: it neither duplicates nor frees it,
+/// so the communicator must outlive the grid (and every copy of it).
+///
+/// Copies share one lazily created BLACS context, which is released (with
+/// Cblacs_gridexit) when the last copy is destroyed. Because that release is
+/// collective over the communicator, destroy grids whose context was created
+/// in the same order on every rank, and before MPI_Finalize. A moved-from
+/// grid may only be destroyed or assigned to.
+class process_grid {
+ public:
+  /// Picks pr = the largest divisor of P = size(comm) not above sqrt(P),
+  /// pc = P / pr, row-major (so P = 4 gives 2x2, a prime P gives 1xP).
+  explicit process_grid(MPI_Comm comm)
+      : process_grid(comm, default_rows(comm_size(comm)), comm_size(comm) / default_rows(comm_size(comm))) {}
+
+  /// An explicit pr x pc grid. Throws std::invalid_argument unless
+  /// pr * pc equals the size of comm.
+  process_grid(MPI_Comm comm, int pr, int pc, grid_order order = grid_order::row_major)
+      : comm_(comm), order_(order), state_(std::make_shared<blacs_state>()) {
+    const int size = comm_size(comm);
+    if (pr <= 0 || pc <= 0 || static_cast<long long>(pr) * pc != size) {
+      throw std::invalid_argument("accrete::process_grid: pr (" + std::to_string(pr) + ") * pc (" + std::to_string(pc) +
+                                  ") must equal the communicator size (" + std::to_string(size) + ")");
+    }
+    rows_ = pr;
+    cols_ = pc;
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    const grid_coords me = coords_of(rank);
+    my_row_ = me.row;
+    my_col_ = me.col;
+  }
+
+  int rows() const noexcept { return rows_; }
+  int cols() const noexcept { return cols_; }
+  int size() const noexcept { return rows_ * cols_; }
+  int my_row() const noexcept { return my_row_; }
+  int my_col() const noexcept { return my_col_; }
+  grid_order order() const noexcept { return order_; }
+  /// The communicator the grid was built on (not owned; see class comment).
+  MPI_Comm comm() const noexcept { return comm_; }
+
+  /// Rank in comm() of the process at (prow, pcol); throws std::out_of_range.
+  int rank_of(int prow, int pcol) const {
+    check(prow, rows_, "process row");
+    check(pcol, cols_, "process column");
+    return order_ == grid_order::row_major ? prow * cols_ + pcol : pcol * rows_ + prow;
+  }
+
+  /// Grid coordinates of a rank of comm(); throws std::out_of_range.
+  grid_coords coords_of(int rank) const {
+    check(rank, rows_ * cols_, "rank");
+    return order_ == grid_order::row_major ? grid_coords{rank / cols_, rank % cols_}
+                                           : grid_coords{rank % rows_, rank / rows_};
+  }
+
+  /// The BLACS context of this grid, created on first use. The first call is
+  /// collective over comm() (every rank must make it); later calls are local.
+  /// Not thread-safe. Requires linking ScaLAPACK/BLACS.
+  int blacs_context() const {
+    if (!state_->created) {
+      const int handle = Csys2blacs_handle(comm_);
+      int ctx = handle;
+      Cblacs_gridinit(&ctx, order_ == grid_order::row_major ? "Row" : "Col", rows_, cols_);
+      // BLACS has built its own communicators from the handle by now, and
+      // Csys2blacs_handle returns the same handle for every grid on this
+      // comm, so keeping it until destruction would free it twice.
+      Cfree_blacs_system_handle(handle);
+      int nprow = -1, npcol = -1, myrow = -1, mycol = -1;
+      Cblacs_gridinfo(ctx, &nprow, &npcol, &myrow, &mycol);
+      if (nprow != rows_ || npcol != cols_ || myrow != my_row_ || mycol != my_col_) {
+        Cblacs_gridexit(ctx);
+        throw std::runtime_error("accrete::process_grid: BLACS placed this process at (" + std::to_string(myrow) + "," +
+                                 std::to_string(mycol) + ") of a " + std::to_string(nprow) + "x" +
+                                 std::to_string(npcol) + " grid, expected (" + std::to_string(my_row_) + "," +
+                                 std::to_string(my_col_) + ")");
+      }
+      state_->context = ctx;
+      state_->release = [](int c) { Cblacs_gridexit(c); };
+      state_->created = true;
+    }
+    return state_->context;
+  }
+
+ private:
+  // Held behind a shared_ptr so copies made before the first blacs_context()
+  // call still share (and free exactly once) the context. The release hook is
+  // installed only by blacs_context(), which keeps the BLACS link dependency
+  // out of code that never asks for a context.
+  struct blacs_state {
+    bool created = false;
+    int context = -1;
+    void (*release)(int) = nullptr;
+    blacs_state() = default;
+    blacs_state(const blacs_state&) = delete;
+    blacs_state& operator=(const blacs_state&) = delete;
+    ~blacs_state() {
+      if (created && release) release(context);
+    }
+  };
+
+  static int comm_size(MPI_Comm comm) {
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    return size;
+  }
+
+  static int default_rows(int p) {
+    int best = 1;
+    for (int r = 1; static_cast<long long>(r) * r <= p; ++r) {
+      if (p % r == 0) best = r;
+    }
+    return best;
+  }
+
+  static void check(int v, int n, const char* what) {
+    if (v < 0 || v >= n) {
+      throw std::out_of_range(std::string("accrete::process_grid: ") + what + " " + std::to_string(v) +
+                              " out of range [0, " + std::to_string(n) + ")");
+    }
+  }
+
+  MPI_Comm comm_;
+  grid_order order_;
+  int rows_ = 0;
+  int cols_ = 0;
+  int my_row_ = 0;
+  int my_col_ = 0;
+  std::shared_ptr<blacs_state> state_;
+};
+
+}  // namespace accrete

@@ -1,0 +1,370 @@
+#pragma once
+// Serialization of RPC arguments and results.
+//
+// Rules, in order of precedence for a type T:
+//  1. a specialisation of accrete::serialization<T> (the user extension
+//     point, also used by accrete for std::string, std::vector, std::array,
+//     std::pair, std::tuple, view<T> and dist_object<T>);
+//  2. trivially copyable T: its object representation, byte for byte;
+//  3. anything else is not serializable (is_serializable_v<T> is false and
+//     rpc() rejects it at compile time).
+//
+// A user specialisation provides
+//
+//   template <> struct accrete::serialization<my_type> {
+//     static void serialize(accrete::writer& w, const my_type& x);   // w.write(field)...
+//     static my_type deserialize(accrete::reader& r);                // r.read<field_type>()...
+//     // optional: using deserialized_type = ...;  (default: my_type)
+//   };
+//
+// Format: fixed-size fields in host byte order (all processes run the same
+// executable on the same architecture); lengths are 64-bit.
+//
+// Bad input: reader checks every length against the bytes that remain, so a
+// truncated or corrupted buffer throws accrete::serialization_error naming
+// what was being read and, when known, the rank that sent it. It never reads
+// out of bounds or allocates more than the buffer could describe.
+//
+// Thread-safety: writer and reader objects are not shared; the free
+// functions are reentrant.
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "accrete/error.hpp"
+
+namespace accrete {
+
+/// A buffer was malformed: truncated, a length runs past the end, trailing
+/// garbage, ... The message names the problem and the sending rank if known.
+class serialization_error : public error {
+ public:
+  using error::error;
+};
+
+/// Primary template: "no explicit rule". Specialise it for your own types
+/// (see the header comment); do not rely on its members.
+template <class T>
+struct serialization {
+  using accrete_no_rule_ = void;
+};
+
+class writer;
+class reader;
+
+namespace detail {
+template <class T>
+concept has_serialization_rule = !requires { typename serialization<T>::accrete_no_rule_; };
+
+template <class T>
+constexpr bool rule_enabled() {
+  if constexpr (requires { serialization<T>::enabled; })
+    return serialization<T>::enabled;
+  else
+    return true;
+}
+
+/// T is written as its bytes (no explicit rule, trivially copyable).
+template <class T>
+inline constexpr bool bytewise = !has_serialization_rule<T> && std::is_trivially_copyable_v<T>;
+
+template <class T>
+struct deserialized {
+  using type = T;
+};
+template <class T>
+  requires has_serialization_rule<T> && requires { typename serialization<T>::deserialized_type; }
+struct deserialized<T> {
+  using type = typename serialization<T>::deserialized_type;
+};
+}  // namespace detail
+
+/// True when T can be written and read back.
+template <class T>
+inline constexpr bool is_serializable_v =
+    detail::has_serialization_rule<T> ? detail::rule_enabled<T>() : std::is_trivially_copyable_v<T>;
+
+/// The type a reader produces for a value written as T (e.g. view<T, It>
+/// reads back as view<T>).
+template <class T>
+using deserialized_type_t = typename detail::deserialized<std::remove_cvref_t<T>>::type;
+
+/// Appends serialized values to a byte vector. Positions are absolute in
+/// that vector (so alignment of view data is relative to its start).
+class writer {
+ public:
+  explicit writer(std::vector<std::byte>& buf) noexcept : buf_(&buf) {}
+
+  /// Writes one value by its rule.
+  template <class T>
+  void write(const T& v);
+
+  /// Raw bytes.
+  void write_bytes(const void* p, std::size_t n) {
+    if (n == 0) return;
+    std::size_t at = buf_->size();
+    buf_->resize(at + n);
+    std::memcpy(buf_->data() + at, p, n);
+  }
+  /// A 64-bit length field.
+  void write_size(std::uint64_t n) { write_bytes(&n, sizeof n); }
+  /// Zero padding up to a multiple of `a` (a power of two).
+  void align(std::size_t a) {
+    std::size_t at = buf_->size();
+    std::size_t pad = (a - at % a) % a;
+    if (pad) buf_->resize(at + pad);
+  }
+  /// Bytes in the underlying vector so far.
+  std::size_t size() const noexcept { return buf_->size(); }
+
+ private:
+  std::vector<std::byte>* buf_;
+};
+
+/// Reads values back from a byte span, checking every length.
+class reader {
+ public:
+  /// `source`: the sending rank for error messages (-1 if unknown);
+  /// `origin`: absolute position of data[0] in the sender's buffer (for
+  /// alignment); `what`: what the buffer is, for error messages.
+  explicit reader(std::span<const std::byte> data, int source = -1, std::size_t origin = 0,
+                  const char* what = "buffer") noexcept
+      : data_(data), source_(source), origin_(origin), what_(what) {}
+
+  /// Reads one value written as T; returns deserialized_type_t<T>.
+  template <class T>
+  deserialized_type_t<T> read();
+
+  /// The next `n` bytes (a view into the buffer). `field` names what is read.
+  std::span<const std::byte> read_bytes(std::size_t n, const char* field) {
+    if (n > remaining())
+      fail(std::string(field) + " needs " + std::to_string(n) + " bytes but only " + std::to_string(remaining()) +
+           " remain");
+    auto s = data_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  /// A 64-bit length field.
+  std::uint64_t read_size(const char* field) {
+    std::uint64_t n;
+    std::memcpy(&n, read_bytes(sizeof n, field).data(), sizeof n);
+    return n;
+  }
+  /// A count of elements of `elem_bytes` each (> 0), checked against the
+  /// bytes that remain.
+  std::size_t read_count(const char* field, std::size_t elem_bytes) {
+    std::uint64_t n = read_size(field);
+    if (elem_bytes && n > remaining() / elem_bytes)
+      fail(std::string(field) + " " + std::to_string(n) + " (x " + std::to_string(elem_bytes) +
+           " bytes) runs past the end: only " + std::to_string(remaining()) + " bytes remain");
+    return std::size_t(n);
+  }
+  /// Skips the writer's padding up to a multiple of `a`.
+  void align(std::size_t a, const char* field) {
+    std::size_t at = origin_ + pos_;
+    read_bytes((a - at % a) % a, field);
+  }
+  std::size_t remaining() const noexcept { return data_.size() - pos_; }
+  std::size_t position() const noexcept { return pos_; }
+  int source() const noexcept { return source_; }
+  /// Throws unless every byte was consumed.
+  void expect_end() const {
+    if (remaining())
+      fail(std::to_string(remaining()) + " unexpected trailing bytes after the last field");
+  }
+  /// Throws serialization_error describing the problem (user rules may call it).
+  [[noreturn]] void fail(const std::string& problem) const {
+    std::string m = std::string("accrete: malformed ") + what_;
+    if (source_ >= 0) m += " from rank " + std::to_string(source_);
+    m += ": " + problem + " (at byte " + std::to_string(pos_) + " of " + std::to_string(data_.size()) + ")";
+    throw serialization_error(m);
+  }
+
+ private:
+  std::span<const std::byte> data_;
+  std::size_t pos_ = 0;
+  int source_;
+  std::size_t origin_;
+  const char* what_;
+};
+
+namespace detail {
+template <class T>
+T read_bytewise(reader& r) {
+  if constexpr (std::is_empty_v<T>) {
+    return std::bit_cast<T>(std::array<std::byte, sizeof(T)>{});
+  } else if constexpr (std::is_same_v<T, bool>) {  // only 0 and 1 are valid bools
+    std::byte b = r.read_bytes(1, "bool").front();
+    if (b != std::byte{0} && b != std::byte{1}) r.fail("invalid bool byte " + std::to_string(int(b)));
+    return b == std::byte{1};
+  } else {
+    std::array<std::byte, sizeof(T)> a;
+    std::memcpy(a.data(), r.read_bytes(sizeof(T), "value").data(), sizeof(T));
+    return std::bit_cast<T>(a);
+  }
+}
+}  // namespace detail
+
+template <class T>
+void writer::write(const T& v) {
+  static_assert(is_serializable_v<T>,
+                "accrete: type is not serializable: it is not trivially copyable and has no "
+                "accrete::serialization<T> specialisation");
+  if constexpr (detail::has_serialization_rule<T>) {
+    serialization<T>::serialize(*this, v);
+  } else if constexpr (!std::is_empty_v<T>) {
+    write_bytes(std::addressof(v), sizeof(T));
+  }
+}
+
+template <class T>
+deserialized_type_t<T> reader::read() {
+  using U = std::remove_cvref_t<T>;
+  static_assert(is_serializable_v<U>,
+                "accrete: type is not serializable: it is not trivially copyable and has no "
+                "accrete::serialization<T> specialisation");
+  if constexpr (detail::has_serialization_rule<U>)
+    return serialization<U>::deserialize(*this);
+  else
+    return detail::read_bytewise<U>(*this);
+}
+
+// ---- rules for standard types -------------------------------------------------
+
+template <class C, class Tr, class A>
+struct serialization<std::basic_string<C, Tr, A>> {
+  static constexpr bool enabled = std::is_trivially_copyable_v<C>;
+  static void serialize(writer& w, const std::basic_string<C, Tr, A>& s) {
+    w.write_size(s.size());
+    w.write_bytes(s.data(), s.size() * sizeof(C));
+  }
+  static std::basic_string<C, Tr, A> deserialize(reader& r) {
+    std::size_t n = r.read_count("string length", sizeof(C));
+    auto b = r.read_bytes(n * sizeof(C), "string characters");
+    std::basic_string<C, Tr, A> s(n, C{});
+    if (n) std::memcpy(s.data(), b.data(), b.size());
+    return s;
+  }
+};
+
+template <class T, class A>
+struct serialization<std::vector<T, A>> {
+  static constexpr bool enabled = is_serializable_v<T>;
+  using deserialized_type = std::vector<deserialized_type_t<T>>;
+  static constexpr bool bulk =
+      detail::bytewise<T> && !std::is_same_v<T, bool> && std::is_default_constructible_v<T>;
+  static void serialize(writer& w, const std::vector<T, A>& v) {
+    w.write_size(v.size());
+    if constexpr (bulk)
+      w.write_bytes(v.data(), v.size() * sizeof(T));
+    else
+      for (const auto& x : v) w.write(static_cast<const T&>(x));
+  }
+  static deserialized_type deserialize(reader& r) {
+    deserialized_type v;
+    if constexpr (bulk) {
+      std::size_t n = r.read_count("vector length", sizeof(T));
+      auto b = r.read_bytes(n * sizeof(T), "vector elements");
+      v.resize(n);
+      if (n) std::memcpy(v.data(), b.data(), b.size());
+    } else {
+      // Every element takes at least one byte unless it is empty.
+      std::size_t n = r.read_count("vector length", std::is_empty_v<T> ? 0 : 1);
+      v.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) v.push_back(r.read<T>());
+    }
+    return v;
+  }
+};
+
+template <class T, std::size_t N>
+struct serialization<std::array<T, N>> {
+  static constexpr bool enabled = is_serializable_v<T>;
+  using D = deserialized_type_t<T>;
+  using deserialized_type = std::array<D, N>;
+  static void serialize(writer& w, const std::array<T, N>& a) {
+    if constexpr (detail::bytewise<T>)
+      w.write_bytes(a.data(), sizeof(T) * N);
+    else
+      for (const auto& x : a) w.write(x);
+  }
+  static deserialized_type deserialize(reader& r) {
+    if constexpr (detail::bytewise<T> && std::is_default_constructible_v<T>) {
+      deserialized_type a;
+      if constexpr (N > 0) std::memcpy(a.data(), r.read_bytes(sizeof(T) * N, "array elements").data(), sizeof(T) * N);
+      return a;
+    } else if constexpr (std::is_default_constructible_v<D> && std::is_move_assignable_v<D>) {
+      deserialized_type a;
+      for (auto& x : a) x = r.read<T>();
+      return a;
+    } else {
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return deserialized_type{((void)I, r.read<T>())...};
+      }(std::make_index_sequence<N>{});
+    }
+  }
+};
+
+template <class A, class B>
+struct serialization<std::pair<A, B>> {
+  static constexpr bool enabled = is_serializable_v<A> && is_serializable_v<B>;
+  using deserialized_type = std::pair<deserialized_type_t<A>, deserialized_type_t<B>>;
+  static void serialize(writer& w, const std::pair<A, B>& p) {
+    w.write(p.first);
+    w.write(p.second);
+  }
+  static deserialized_type deserialize(reader& r) {
+    return deserialized_type{r.read<A>(), r.read<B>()};  // braces: left to right
+  }
+};
+
+template <class... T>
+struct serialization<std::tuple<T...>> {
+  static constexpr bool enabled = (is_serializable_v<T> && ...);
+  using deserialized_type = std::tuple<deserialized_type_t<T>...>;
+  static void serialize(writer& w, const std::tuple<T...>& t) {
+    std::apply([&](const auto&... x) { (w.write(x), ...); }, t);
+  }
+  static deserialized_type deserialize(reader& r) {
+    return deserialized_type{r.read<T>()...};  // braces: left to right
+  }
+};
+
+// ---- whole buffers ------------------------------------------------------------
+
+/// Serializes `values...` in order into a new byte vector.
+template <class... T>
+std::vector<std::byte> serialize(const T&... values) {
+  std::vector<std::byte> buf;
+  writer w(buf);
+  (w.write(values), ...);
+  return buf;
+}
+
+/// Reads back one value (for one T) or a tuple (for several) written as T...
+/// by serialize(). Throws serialization_error if the buffer is malformed or
+/// has trailing bytes; `source` is named in the message when >= 0.
+template <class... T>
+auto deserialize(std::span<const std::byte> buf, int source = -1) {
+  static_assert(sizeof...(T) >= 1, "deserialize<T...>: name at least one type");
+  reader r(buf, source, 0, "buffer");
+  if constexpr (sizeof...(T) == 1) {
+    auto v = r.read<T...>();
+    r.expect_end();
+    return v;
+  } else {
+    std::tuple<deserialized_type_t<T>...> v{r.read<T>()...};
+    r.expect_end();
+    return v;
+  }
+}
+
+}  // namespace accrete

@@ -1,0 +1,140 @@
+#pragma once
+// view<T>: a sequence passed to an RPC without building a container.
+//
+// The sender makes a view over any range with make_view(begin, end) (the
+// elements are serialized when the RPC is sent; the range need not outlive
+// the call). The receiver's parameter is view<T> (= view<T, const T*>): a
+// non-owning span over the incoming message buffer, valid only during the
+// RPC call. Do not keep it (copy the elements out instead). For
+// trivially copyable T no copy is made on receipt when the data is suitably
+// aligned in the buffer (always, for alignof(T) <= 16); otherwise, and for
+// non-trivially-copyable T, the view owns a private copy.
+//
+// A view's length is checked against the message: a length running past the
+// buffer throws accrete::serialization_error naming the sender.
+//
+// Thread-safety: a view is a value; sharing one between threads for reading
+// is safe.
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+#include "accrete/serialization.hpp"
+
+namespace accrete {
+
+/// A sequence of `size()` elements of T between two iterators of type Iter.
+template <class T, class Iter = const T*>
+class view {
+ public:
+  using value_type = T;
+  using iterator = Iter;
+  using const_iterator = Iter;
+  using size_type = std::size_t;
+
+  view() = default;
+  view(Iter b, Iter e, std::size_t n) : b_(b), e_(e), n_(n) {}
+
+  Iter begin() const { return b_; }
+  Iter end() const { return e_; }
+  std::size_t size() const noexcept { return n_; }
+  bool empty() const noexcept { return n_ == 0; }
+
+  /// Contiguous views (Iter = const T*) only.
+  const T* data() const
+    requires std::is_same_v<Iter, const T*>
+  {
+    return b_;
+  }
+  const T& operator[](std::size_t i) const
+    requires std::is_same_v<Iter, const T*>
+  {
+    return b_[i];
+  }
+
+  /// Internal: a view that keeps storage alive (receiver-side copies).
+  view(Iter b, Iter e, std::size_t n, std::shared_ptr<const void> keep)
+      : b_(b), e_(e), n_(n), keep_(std::move(keep)) {}
+
+ private:
+  Iter b_{};
+  Iter e_{};
+  std::size_t n_ = 0;
+  std::shared_ptr<const void> keep_;
+};
+
+/// A view of [begin, end) for serialization.
+template <class It>
+view<std::iter_value_t<It>, It> make_view(It begin, It end) {
+  auto n = std::distance(begin, end);
+  return view<std::iter_value_t<It>, It>(begin, end, std::size_t(n));
+}
+
+/// A view of a whole container or array.
+template <class C>
+auto make_view(const C& c) -> decltype(make_view(std::begin(c), std::end(c))) {
+  return make_view(std::begin(c), std::end(c));
+}
+
+/// Wire format: 64-bit count; for bytewise T, padding to alignof(T) and the
+/// elements' bytes; otherwise each element by its rule.
+template <class T, class Iter>
+struct serialization<view<T, Iter>> {
+  static constexpr bool enabled = is_serializable_v<T>;
+  using deserialized_type = view<deserialized_type_t<T>>;
+  static constexpr bool flat = detail::bytewise<T> && !std::is_same_v<T, bool>;
+
+  static void serialize(writer& w, const view<T, Iter>& v) {
+    w.write_size(v.size());
+    if constexpr (flat) {
+      w.align(alignof(T));
+      if constexpr (std::contiguous_iterator<Iter>) {
+        if (v.size()) w.write_bytes(std::to_address(v.begin()), v.size() * sizeof(T));
+      } else {
+        for (auto it = v.begin(); it != v.end(); ++it) {
+          const T& x = *it;
+          w.write_bytes(std::addressof(x), sizeof(T));
+        }
+      }
+    } else {
+      for (auto it = v.begin(); it != v.end(); ++it) w.write(static_cast<const T&>(*it));
+    }
+  }
+
+  static deserialized_type deserialize(reader& r) {
+    using D = deserialized_type_t<T>;
+    if constexpr (flat) {
+      std::size_t n = r.read_size("view length");
+      r.align(alignof(T), "view padding");
+      if (n > r.remaining() / sizeof(T))
+        r.fail("view of " + std::to_string(n) + " elements of " + std::to_string(sizeof(T)) +
+               " bytes runs past the end of the message (" + std::to_string(r.remaining()) + " bytes remain)");
+      auto b = r.read_bytes(n * sizeof(T), "view elements");
+      auto addr = reinterpret_cast<std::uintptr_t>(b.data());
+      if (addr % alignof(T) == 0) {
+        const T* p = reinterpret_cast<const T*>(b.data());
+        return deserialized_type(p, p + n, n);
+      }
+      // Misaligned in this buffer: copy into owned, aligned storage.
+      constexpr auto al = std::align_val_t(alignof(T));
+      std::shared_ptr<std::byte> mem(static_cast<std::byte*>(::operator new(b.size() ? b.size() : 1, al)),
+                                     [](std::byte* q) { ::operator delete(q, al); });
+      if (n) std::memcpy(mem.get(), b.data(), b.size());
+      const T* p = reinterpret_cast<const T*>(mem.get());
+      return deserialized_type(p, p + n, n, std::move(mem));
+    } else {
+      std::size_t n = r.read_count("view length", std::is_empty_v<T> ? 0 : 1);
+      auto copy = std::make_shared<std::vector<D>>();
+      copy->reserve(n);
+      for (std::size_t i = 0; i < n; ++i) copy->push_back(r.read<T>());
+      const D* p = copy->data();
+      return deserialized_type(p, p + n, n, std::move(copy));
+    }
+  }
+};
+
+}  // namespace accrete

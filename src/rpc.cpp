@@ -1,0 +1,167 @@
+// Non-template half of RPC: reply bookkeeping, the dist_object registry and
+// messages waiting for a dist_object that is not constructed yet.
+//
+// Layering note: dist_next_key() calls MPI directly (an attribute cached on
+// the team's communicator and one MPI_Iallreduce per team); it belongs in
+// the backend and should move there.
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <mpi.h>
+
+#include "accrete/detail/backend.hpp"
+#include "accrete/detail/rpc_runtime.hpp"
+#include "accrete/error.hpp"
+#include "accrete/progress.hpp"
+#include "accrete/team.hpp"
+#include "backend/mpi/mpi_check.hpp"
+
+namespace accrete::detail {
+
+void rpc_fn_base() noexcept {}
+
+namespace {
+
+struct key_hash {
+  std::size_t operator()(const dist_key& k) const noexcept {
+    return std::size_t(k.team * 0x9E3779B97F4A7C15ull ^ (k.object + 0x632BE59BD9B4E019ull));
+  }
+};
+
+struct parked_msg {
+  am_handler handler;
+  int source;
+  std::vector<std::byte> message;  // header space + payload, so alignment is preserved
+};
+
+struct rpc_state {
+  std::uint64_t next_reply = 1;
+  std::unordered_map<std::uint64_t, std::unique_ptr<reply_base>> replies;
+  std::unordered_map<dist_key, void*, key_hash> objects;
+  std::unordered_map<dist_key, std::vector<parked_msg>, key_hash> parked;
+  std::size_t parked_count = 0;
+  std::uint64_t next_team_id = 1;  // 0 is the world team
+  int keyval = MPI_KEYVAL_INVALID;
+};
+
+rpc_state& rs() {
+  static rpc_state s;
+  return s;
+}
+
+const bool reply_handler_registered = [] {
+  am_register(&rpc_reply_handler, false);
+  return true;
+}();
+
+// Cached on a team's communicator: the team's id and its object counter.
+struct team_ids {
+  std::uint64_t team;
+  std::uint64_t next_object;
+};
+
+int delete_team_ids(MPI_Comm, int, void* attr, void*) {
+  delete static_cast<team_ids*>(attr);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+// ---- replies --------------------------------------------------------------------
+
+std::uint64_t reply_register(std::unique_ptr<reply_base> slot) {
+  (void)reply_handler_registered;
+  auto id = rs().next_reply++;
+  rs().replies.emplace(id, std::move(slot));
+  return id;
+}
+
+void rpc_reply_handler(int source, std::span<const std::byte> payload) {
+  reader r(payload, source, am_header_bytes, "RPC reply");
+  auto id = r.read<std::uint64_t>();
+  auto it = rs().replies.find(id);
+  if (it == rs().replies.end()) r.fail("unknown reply id " + std::to_string(id));
+  std::unique_ptr<reply_base> slot = std::move(it->second);
+  rs().replies.erase(it);
+  slot->deliver(r);
+}
+
+std::size_t replies_pending() noexcept { return rs().replies.size(); }
+
+// ---- dist_object registry ------------------------------------------------------
+
+dist_key dist_next_key(const team& t) {
+  require_initialized("dist_object construction");
+  auto& s = rs();
+  MPI_Comm comm = t.mpi_comm();
+  if (comm == MPI_COMM_NULL) throw error("accrete::dist_object: the team is empty (moved-from or not a member)");
+  if (s.keyval == MPI_KEYVAL_INVALID)
+    ACCRETE_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_team_ids, &s.keyval, nullptr));
+  void* attr = nullptr;
+  int found = 0;
+  ACCRETE_MPI(MPI_Comm_get_attr(comm, s.keyval, &attr, &found));
+  team_ids* ids = found ? static_cast<team_ids*>(attr) : nullptr;
+  if (!ids) {
+    std::uint64_t id = 0;
+    if (comm != world_comm()) {
+      // Every member proposes its next unused id; the maximum is unused on
+      // all of them, and each then moves past it.
+      std::uint64_t mine = s.next_team_id;
+      MPI_Request req;
+      ACCRETE_MPI(MPI_Iallreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MAX, comm, &req));
+      unsigned spins = 0;
+      for (;;) {
+        int done = 0;
+        ACCRETE_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+        if (done) break;
+        user_progress();
+        idle_backoff(spins);
+      }
+      s.next_team_id = id + 1;
+    }
+    ids = new team_ids{id, 0};
+    int rc = MPI_Comm_set_attr(comm, s.keyval, ids);
+    if (rc != MPI_SUCCESS) {
+      delete ids;
+      mpi_failed("MPI_Comm_set_attr", rc);
+    }
+  }
+  return dist_key{ids->team, ids->next_object++};
+}
+
+void dist_add(const dist_key& k, void* obj) {
+  auto& s = rs();
+  if (!s.objects.emplace(k, obj).second)
+    throw error("accrete::dist_object: id (team " + std::to_string(k.team) + ", object " + std::to_string(k.object) +
+                ") registered twice");
+  auto it = s.parked.find(k);
+  if (it == s.parked.end()) return;
+  std::vector<parked_msg> msgs = std::move(it->second);
+  s.parked.erase(it);
+  s.parked_count -= msgs.size();
+  for (auto& m : msgs)
+    defer([m = std::move(m)] {
+      m.handler(m.source, std::span<const std::byte>(m.message).subspan(am_header_bytes));
+    });
+}
+
+void dist_remove(const dist_key& k) noexcept { rs().objects.erase(k); }
+
+void* dist_find(const dist_key& k) noexcept {
+  auto& o = rs().objects;
+  auto it = o.find(k);
+  return it == o.end() ? nullptr : it->second;
+}
+
+void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::byte> payload) {
+  parked_msg m{h, source, std::vector<std::byte>(am_header_bytes + payload.size())};
+  if (!payload.empty()) std::memcpy(m.message.data() + am_header_bytes, payload.data(), payload.size());
+  rs().parked[k].push_back(std::move(m));
+  ++rs().parked_count;
+}
+
+std::size_t rpc_parked() noexcept { return rs().parked_count; }
+
+}  // namespace accrete::detail

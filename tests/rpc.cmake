@@ -1,0 +1,16 @@
+accrete_add_mpi_test(rpc_test SOURCES rpc_test.cpp NP 1 2 3 4 NODE_SIZES 0 1 TIMEOUT 600)
+
+# Compile-time diagnostics: a lambda capturing a non-serializable value must
+# be rejected with a clear message.
+set(_rpc_bad_capture ${CMAKE_CURRENT_BINARY_DIR}/rpc_bad_capture.cpp)
+file(WRITE ${_rpc_bad_capture} [=[
+#include <string>
+#include "accrete/rpc.hpp"
+void f() {
+  std::string s = "not trivially copyable";
+  accrete::rpc_ff(0, [s] { (void)s.size(); });
+}
+]=])
+add_test(NAME rpc_bad_capture_diagnostic
+  COMMAND ${MPI_CXX_COMPILER} -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${_rpc_bad_capture})
+set_tests_properties(rpc_bad_capture_diagnostic PROPERTIES PASS_REGULAR_EXPRESSION "the callable is not serializable")

@@ -1,0 +1,234 @@
+// RPC: results of every supported type, function pointers and lambdas,
+// self / nested / team RPCs, views, flattening of future results, a flood of
+// rpc_ff counted exactly, and errors (bad ranks, malformed messages, unknown
+// reply ids, exceptions in the callee).
+#include <array>
+#include <cstdint>
+#include <list>
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "accrete/accrete.hpp"
+#include "accrete/rpc.hpp"
+
+using namespace accrete;
+
+namespace {
+int twice(int x) { return 2 * x; }
+void noop() {}
+int who() { return rank_me(); }
+
+struct pod {
+  int a;
+  double b;
+  friend bool operator==(const pod&, const pod&) = default;
+};
+
+std::uint64_t ff_count = 0;  // rpc_ff arrivals on this rank
+
+int right() { return (rank_me() + 1) % rank_n(); }
+int left() { return (rank_me() + rank_n() - 1) % rank_n(); }
+}  // namespace
+
+TEST(Rpc, ResultsOfEverySupportedType) {
+  int t = right();
+  EXPECT_EQ(rpc(t, [](int x) { return x + 1; }, 41).wait(), 42);
+  EXPECT_EQ(rpc(t, [] { return 2.5; }).wait(), 2.5);
+  EXPECT_EQ(rpc(t, [] { return true; }).wait(), true);
+  EXPECT_EQ(rpc(t, [] { return std::uint64_t(1) << 40; }).wait(), std::uint64_t(1) << 40);
+  EXPECT_EQ(rpc(t, [](std::string s) { return s + "!"; }, std::string("hi")).wait(), "hi!");
+  EXPECT_EQ(rpc(t, [](const std::string& s) { return s.size(); }, "literal").wait(), 7u);
+  EXPECT_EQ(rpc(t, [](std::vector<double> v) { v.push_back(3); return v; }, std::vector<double>{1, 2}).wait(),
+            (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(rpc(t, [] { return std::array<int, 3>{1, 2, 3}; }).wait(), (std::array<int, 3>{1, 2, 3}));
+  EXPECT_EQ(rpc(t, [](int a) { return std::make_pair(a, std::to_string(a)); }, 5).wait(),
+            std::make_pair(5, std::string("5")));
+  EXPECT_EQ(rpc(t, [] { return std::make_tuple(1, 2.0, std::string("3")); }).wait(),
+            std::make_tuple(1, 2.0, std::string("3")));
+  EXPECT_EQ(rpc(t, [](pod p) { p.a++; return p; }, pod{1, 2}).wait(), (pod{2, 2}));
+  EXPECT_EQ(rpc(t, [] { return std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}}; }).wait(),
+            (std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}}));
+  EXPECT_EQ(rpc(t, [] { return rank_me(); }).wait(), t);
+  future<> done = rpc(t, [] {});
+  done.wait();
+  EXPECT_TRUE(done.ready());
+}
+
+TEST(Rpc, FunctionPointersAndCaptures) {
+  int t = right();
+  EXPECT_EQ(rpc(t, twice, 21).wait(), 42);
+  EXPECT_EQ(rpc(t, &twice, 4).wait(), 8);
+  rpc(t, noop).wait();
+  EXPECT_EQ(rpc(t, who).wait(), t);
+  int base = 100;
+  pod p{3, 4.5};
+  EXPECT_EQ(rpc(t, [base, p](int x) { return base + p.a + x; }, 1).wait(), 104);
+  int (*null_fn)(int) = nullptr;
+  EXPECT_THROW(rpc(t, null_fn, 1), error);
+}
+
+TEST(Rpc, ManyArgumentsAndMixedTypes) {
+  auto f = rpc(
+      right(),
+      [](int a, std::string b, std::vector<int> c, std::pair<char, double> d, std::tuple<int, std::string> e) {
+        return a + int(b.size()) + std::accumulate(c.begin(), c.end(), 0) + d.first + int(d.second) +
+               std::get<0>(e) + int(std::get<1>(e).size());
+      },
+      1, std::string("ab"), std::vector<int>{1, 2, 3}, std::make_pair('\x01', 2.0),
+      std::make_tuple(3, std::string("xyz")));
+  EXPECT_EQ(f.wait(), 1 + 2 + 6 + 1 + 2 + 3 + 3);
+}
+
+TEST(Rpc, SelfRpcRunsOnlyDuringProgress) {
+  bool ran = false;
+  bool* flag = &ran;  // a pointer is meaningful only for rpc to self
+  auto f = rpc(rank_me(), [flag] { *flag = true; return 7; });
+  EXPECT_FALSE(ran);  // never inside rpc() itself
+  EXPECT_EQ(f.wait(), 7);
+  EXPECT_TRUE(ran);
+}
+
+TEST(Rpc, Views) {
+  std::vector<int> v(1000);
+  std::iota(v.begin(), v.end(), 0);
+  auto sum = rpc(right(), [](view<int> x) { return std::accumulate(x.begin(), x.end(), std::int64_t(0)); },
+                 make_view(v.begin(), v.end()));
+  EXPECT_EQ(sum.wait(), 999 * 1000 / 2);
+  std::list<double> l{1.5, 2.5};
+  EXPECT_EQ(rpc(right(), [](view<double> x) { return x.size() == 2 ? x[0] + x[1] : -1.0; }, make_view(l)).wait(),
+            4.0);
+  std::vector<std::string> s{"ab", "cde"};
+  EXPECT_EQ(rpc(right(), [](view<std::string> x) {
+              std::string r;
+              for (auto& e : x) r += e;
+              return r;
+            }, make_view(s)).wait(),
+            "abcde");
+}
+
+TEST(Rpc, NestedRpcsWaitInsideAHandler) {
+  // right() asks its own right neighbour who it is, waiting inside the RPC.
+  int r2 = (rank_me() + 2) % rank_n();
+  auto f = rpc(right(), [] {
+    int nb = (rank_me() + 1) % rank_n();
+    return rpc(nb, [] { return rank_me() * 10; }).wait();
+  });
+  EXPECT_EQ(f.wait(), r2 * 10);
+}
+
+TEST(Rpc, FutureResultsAreFlattened) {
+  int r2 = (rank_me() + 2) % rank_n();
+  // The callee returns a future (from another RPC) without waiting on it.
+  future<int> f = rpc(right(), [] { return rpc((rank_me() + 1) % rank_n(), [] { return rank_me(); }); });
+  EXPECT_EQ(f.wait(), r2);
+  future<std::string, int> g = rpc(right(), [] { return make_future(std::string("x"), 3); });
+  EXPECT_EQ(g.wait(), std::make_tuple(std::string("x"), 3));
+  future<> h = rpc(right(), [] { return make_future(); });
+  h.wait();
+}
+
+TEST(Rpc, ManyOutstandingToEveryone) {
+  std::vector<future<int>> fs;
+  for (int i = 0; i < 200; ++i) fs.push_back(rpc(i % rank_n(), [](int x) { return x * x; }, i));
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(fs[i].wait(), i * i);
+  auto all = when_all(rpc(left(), [] { return 1; }), rpc(right(), [] { return 2; }));
+  EXPECT_EQ(all.wait(), std::make_tuple(1, 2));
+  barrier();
+}
+
+TEST(Rpc, Teams) {
+  team parity = world().split(rank_me() % 2, rank_me());
+  int tr = (parity.rank_me() + 1) % parity.rank_n();
+  EXPECT_EQ(rpc(parity, tr, [] { return rank_me(); }).wait(), parity.to_world(tr));
+  rpc_ff(parity, tr, [](int from) { EXPECT_EQ(from % 2, rank_me() % 2); }, rank_me());
+  EXPECT_THROW(rpc(parity, parity.rank_n(), [] {}), std::out_of_range);
+  barrier();
+}
+
+TEST(Rpc, FloodOfFireAndForgetIsCountedExactly) {
+  constexpr int per_rank = 100000;
+  barrier();
+  ff_count = 0;
+  barrier();
+  for (int i = 0; i < per_rank; ++i) rpc_ff(0, [] { ++ff_count; });
+  if (rank_me() == 0) {
+    const std::uint64_t expect = std::uint64_t(per_rank) * rank_n();
+    unsigned spins = 0;
+    while (ff_count < expect) {
+      progress();
+      detail::idle_backoff(spins);
+    }
+    EXPECT_EQ(ff_count, expect);
+  }
+  barrier();
+  for (int i = 0; i < 100; ++i) progress();
+  if (rank_me() == 0) {
+    EXPECT_EQ(ff_count, std::uint64_t(per_rank) * rank_n());
+  }
+  barrier();
+}
+
+TEST(RpcErrors, BadRanks) {
+  EXPECT_THROW(rpc(rank_n(), [] {}), error);
+  EXPECT_THROW(rpc(-1, [] {}), error);
+  EXPECT_THROW(rpc_ff(rank_n(), [] {}), error);
+  try {
+    rpc(rank_n() + 5, [] {});
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(rank_n() + 5)), std::string::npos) << e.what();
+  }
+}
+
+namespace {
+auto probe = [](int x, std::string s) { (void)x, (void)s; };
+using probe_tramp = detail::rpc_trampoline<decltype(probe), int, std::string>;
+
+// Progress until an exception comes out (the message to self must arrive).
+std::string progress_until_error() {
+  for (int i = 0; i < 100000; ++i) {
+    try {
+      progress();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
+  return "";
+}
+}  // namespace
+
+TEST(RpcErrors, MalformedMessagesNameTheSender) {
+  ASSERT_TRUE(probe_tramp::registered);
+  rpc_ff(rank_me(), probe, 1, std::string("ok"));  // a well-formed one first
+  // Truncated: an int and a string whose length runs past the end.
+  std::vector<std::byte> bad(sizeof(int) + 8);
+  std::uint64_t len = 1000;
+  std::memcpy(bad.data() + sizeof(int), &len, 8);
+  detail::am_send(rank_me(), &probe_tramp::fire_and_forget, bad);
+  auto msg = progress_until_error();
+  EXPECT_NE(msg.find("malformed RPC message from rank " + std::to_string(rank_me())), std::string::npos) << msg;
+  EXPECT_NE(msg.find("string length"), std::string::npos) << msg;
+  // Trailing garbage.
+  auto good = serialize(1, std::string("x"), 'z');
+  detail::am_send(rank_me(), &probe_tramp::fire_and_forget, good);
+  msg = progress_until_error();
+  EXPECT_NE(msg.find("trailing"), std::string::npos) << msg;
+  // A reply nobody asked for.
+  auto reply = serialize(std::uint64_t(0xdeadbeef));
+  detail::am_send(rank_me(), &detail::rpc_reply_handler, reply);
+  msg = progress_until_error();
+  EXPECT_NE(msg.find("unknown reply id"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rank " + std::to_string(rank_me())), std::string::npos) << msg;
+  barrier();
+}
+
+TEST(RpcErrors, CalleeExceptionsSurfaceAtTheTarget) {
+  rpc_ff(rank_me(), [] { throw std::runtime_error("callee failed"); });
+  auto msg = progress_until_error();
+  EXPECT_EQ(msg, "callee failed");
+  barrier();
+}

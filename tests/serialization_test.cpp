@@ -1,0 +1,228 @@
+// Serialization: round trips of every supported type, views, the user
+// extension point, and malformed buffers (truncated, corrupted, trailing
+// bytes, lengths running past the end).
+#include <array>
+#include <cstdint>
+#include <list>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "accrete/serialization.hpp"
+#include "accrete/view.hpp"
+
+using namespace accrete;
+
+namespace {
+struct pod {
+  int a;
+  double b;
+  char c[3];
+  friend bool operator==(const pod&, const pod&) = default;
+};
+
+// A user type made serializable through the extension point.
+struct person {
+  std::string name;
+  std::vector<int> scores;
+  friend bool operator==(const person&, const person&) = default;
+};
+
+template <class T>
+T round_trip(const T& v) {
+  auto buf = serialize(v);
+  return deserialize<T>(buf);
+}
+
+std::string error_of(auto&& fn) {
+  try {
+    fn();
+  } catch (const serialization_error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+template <>
+struct accrete::serialization<person> {
+  static void serialize(writer& w, const person& p) {
+    w.write(p.name);
+    w.write(p.scores);
+  }
+  static person deserialize(reader& r) {
+    auto name = r.read<std::string>();
+    auto scores = r.read<std::vector<int>>();
+    return {std::move(name), std::move(scores)};
+  }
+};
+
+static_assert(is_serializable_v<int>);
+static_assert(is_serializable_v<std::vector<std::string>>);
+static_assert(is_serializable_v<person>);
+static_assert(!is_serializable_v<std::vector<std::list<int>>>);
+static_assert(!is_serializable_v<std::list<int>>);
+static_assert(std::is_same_v<deserialized_type_t<view<int, std::list<int>::const_iterator>>, view<int>>);
+
+TEST(Serialization, TriviallyCopyable) {
+  EXPECT_EQ(round_trip(42), 42);
+  EXPECT_EQ(round_trip(-1.5), -1.5);
+  EXPECT_EQ(round_trip(std::uint64_t(1) << 63), std::uint64_t(1) << 63);
+  EXPECT_EQ(round_trip(true), true);
+  EXPECT_EQ(round_trip(false), false);
+  pod p{7, 2.5, {'x', 'y', 'z'}};
+  EXPECT_EQ(round_trip(p), p);
+  EXPECT_EQ(serialize(p).size(), sizeof(pod));
+}
+
+TEST(Serialization, StandardContainers) {
+  EXPECT_EQ(round_trip(std::string()), "");
+  EXPECT_EQ(round_trip(std::string("hello, world")), "hello, world");
+  std::string big(100000, 'q');
+  EXPECT_EQ(round_trip(big), big);
+  EXPECT_EQ(round_trip(std::vector<int>{}), std::vector<int>{});
+  EXPECT_EQ(round_trip(std::vector<double>{1, 2, 3}), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(round_trip(std::vector<bool>{true, false, true}), (std::vector<bool>{true, false, true}));
+  std::vector<std::string> vs{"a", "", "ccc"};
+  EXPECT_EQ(round_trip(vs), vs);
+  std::array<int, 4> ai{1, 2, 3, 4};
+  EXPECT_EQ(round_trip(ai), ai);
+  std::array<std::string, 2> as{"x", "yy"};
+  EXPECT_EQ(round_trip(as), as);
+  std::pair<int, std::string> pr{3, "three"};
+  EXPECT_EQ(round_trip(pr), pr);
+  std::tuple<int, double, std::string> t{1, 2.0, "t"};
+  EXPECT_EQ(round_trip(t), t);
+  EXPECT_EQ(round_trip(std::tuple<>{}), std::tuple<>{});
+}
+
+TEST(Serialization, Nested) {
+  std::vector<std::vector<int>> vv{{1}, {}, {2, 3, 4}};
+  EXPECT_EQ(round_trip(vv), vv);
+  std::tuple<std::vector<std::pair<int, std::string>>, std::array<std::vector<char>, 2>, pod> t{
+      {{1, "one"}, {2, "two"}}, {std::vector<char>{'a'}, std::vector<char>{}}, pod{1, 2, {}}};
+  EXPECT_EQ(round_trip(t), t);
+  std::vector<person> people{{"ann", {1, 2}}, {"bob", {}}};
+  EXPECT_EQ(round_trip(people), people);
+}
+
+TEST(Serialization, SeveralValues) {
+  auto buf = serialize(1, std::string("two"), 3.0);
+  auto [a, b, c] = deserialize<int, std::string, double>(buf);
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(b, "two");
+  EXPECT_EQ(c, 3.0);
+}
+
+TEST(Serialization, Views) {
+  std::vector<double> d{1.5, 2.5, 3.5};
+  auto buf = serialize(std::string("x"), make_view(d.begin(), d.end()));
+  auto [s, v] = deserialize<std::string, view<double, std::vector<double>::iterator>>(buf);
+  static_assert(std::is_same_v<decltype(v), view<double>>);
+  EXPECT_EQ(s, "x");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(std::vector<double>(v.begin(), v.end()), d);
+  // Zero-copy: the view points into the buffer, suitably aligned.
+  EXPECT_GE(reinterpret_cast<const std::byte*>(v.data()), buf.data());
+  EXPECT_LT(reinterpret_cast<const std::byte*>(v.data()), buf.data() + buf.size());
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % alignof(double), 0u);
+
+  // Non-contiguous source; non-trivially-copyable elements.
+  std::list<int> l{4, 5, 6};
+  auto lbuf = serialize(make_view(l));  // a view is valid only while its buffer lives
+  auto lv = deserialize<view<int, std::list<int>::const_iterator>>(lbuf);
+  EXPECT_EQ(std::vector<int>(lv.begin(), lv.end()), (std::vector<int>{4, 5, 6}));
+  std::vector<std::string> ss{"p", "qq"};
+  auto sv = deserialize<view<std::string, std::vector<std::string>::const_iterator>>(serialize(make_view(ss)));
+  EXPECT_EQ(std::vector<std::string>(sv.begin(), sv.end()), ss);
+  auto ev = deserialize<view<int>>(serialize(view<int>()));
+  EXPECT_TRUE(ev.empty());
+}
+
+TEST(Serialization, MisalignedViewIsCopied) {
+  std::vector<double> d{1, 2, 3, 4};
+  auto buf = serialize(make_view(d));
+  // Shift the data by one byte: the reader must not hand out a misaligned pointer.
+  std::vector<std::byte> shifted(buf.size() + 1);
+  std::copy(buf.begin(), buf.end(), shifted.begin() + 1);
+  auto v = deserialize<view<double>>(std::span<const std::byte>(shifted).subspan(1));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % alignof(double), 0u);
+  EXPECT_EQ(std::vector<double>(v.begin(), v.end()), d);
+}
+
+TEST(SerializationErrors, EveryTruncationThrows) {
+  std::tuple<std::string, std::vector<std::string>, person, std::vector<double>, int> value{
+      "abc", {"d", "ef"}, person{"g", {1, 2, 3}}, {4.0, 5.0}, 6};
+  auto buf = serialize(value);
+  using T = decltype(value);
+  EXPECT_EQ(deserialize<T>(buf), value);
+  for (std::size_t n = 0; n < buf.size(); ++n) {
+    auto msg = error_of([&] { (void)deserialize<T>(std::span<const std::byte>(buf.data(), n)); });
+    EXPECT_FALSE(msg.empty()) << "truncation to " << n << " bytes was accepted";
+  }
+}
+
+TEST(SerializationErrors, TrailingBytesThrow) {
+  auto buf = serialize(1, 2);
+  auto msg = error_of([&] { (void)deserialize<int>(buf); });
+  EXPECT_NE(msg.find("trailing"), std::string::npos) << msg;
+}
+
+TEST(SerializationErrors, HugeLengthsThrowWithoutAllocating) {
+  auto buf = serialize(std::uint64_t(1) << 62, 'x');
+  auto m1 = error_of([&] { (void)deserialize<std::string>(buf); });
+  EXPECT_NE(m1.find("string length"), std::string::npos) << m1;
+  auto m2 = error_of([&] { (void)deserialize<std::vector<double>>(buf); });
+  EXPECT_NE(m2.find("vector length"), std::string::npos) << m2;
+  auto m3 = error_of([&] { (void)deserialize<view<double>>(buf); });
+  EXPECT_NE(m3.find("view"), std::string::npos) << m3;
+  auto m4 = error_of([&] { (void)deserialize<std::vector<std::string>>(buf); });
+  EXPECT_NE(m4.find("vector length"), std::string::npos) << m4;
+}
+
+TEST(SerializationErrors, NamesTheSender) {
+  auto buf = serialize(std::string("abc"));
+  buf.pop_back();
+  auto msg = error_of([&] { (void)deserialize<std::string>(buf, 3); });
+  EXPECT_NE(msg.find("from rank 3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("string"), std::string::npos) << msg;
+}
+
+TEST(SerializationErrors, InvalidBool) {
+  std::vector<std::byte> buf{std::byte{7}};
+  auto msg = error_of([&] { (void)deserialize<bool>(buf); });
+  EXPECT_NE(msg.find("bool"), std::string::npos) << msg;
+}
+
+TEST(SerializationErrors, RandomCorruptionNeverCrashes) {
+  std::tuple<std::vector<std::string>, std::vector<view<int>>, std::string, std::vector<bool>> value;
+  std::vector<int> ints{1, 2, 3, 4, 5};
+  std::get<0>(value) = {"alpha", "beta", "", "gamma"};
+  std::get<1>(value) = {view<int>(ints.data(), ints.data() + ints.size(), ints.size()), view<int>()};
+  std::get<2>(value) = "delta";
+  std::get<3>(value) = {true, false};
+  auto good = serialize(value);
+  using T = decltype(value);
+  std::mt19937 rng(12345);
+  int accepted = 0, rejected = 0;
+  for (int iter = 0; iter < 5000; ++iter) {
+    auto buf = good;
+    int flips = 1 + int(rng() % 4);
+    for (int f = 0; f < flips; ++f) buf[rng() % buf.size()] = std::byte(rng() & 0xff);
+    if (rng() % 4 == 0) buf.resize(rng() % buf.size());
+    try {
+      auto v = deserialize<T>(buf);
+      ++accepted;
+      for (auto& vw : std::get<1>(v))  // touching every element must be safe
+        for (int x : vw) (void)x;
+    } catch (const serialization_error&) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 0);
+  EXPECT_EQ(accepted + rejected, 5000);
+}
