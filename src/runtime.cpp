@@ -45,15 +45,17 @@ void progress() { detail::user_progress(); }
 
 namespace detail {
 void idle_backoff(unsigned& spins) noexcept {
-  // Yield first: the process we wait for may be waiting for a core. After a
-  // while, sleep briefly so that many idle processes on few cores leave the
-  // busy ones alone; cap the sleep so latency stays bounded.
+  // Yield first: the process we wait for may be waiting for a core, and a
+  // yield with nobody else runnable returns at once, so short waits keep
+  // their latency. After ~1 ms of yielding, sleep briefly so that many idle
+  // processes on few cores leave the busy ones alone (a nanosleep lasts
+  // ~50 us at least, so it is not used for short waits).
   ++spins;
-  if (spins < 64) {
+  if (spins < 4096) {
     sched_yield();
     return;
   }
-  unsigned us = spins < 1024 ? 2 : (spins < 8192 ? 20 : 100);
+  unsigned us = spins < 16384 ? 20 : 100;
   timespec ts{0, long(us) * 1000};
   nanosleep(&ts, nullptr);
 }

@@ -160,7 +160,9 @@ TEST(Rpc, FloodOfFireAndForgetIsCountedExactly) {
     const std::uint64_t expect = std::uint64_t(per_rank) * rank_n();
     unsigned spins = 0;
     while (ff_count < expect) {
+      std::uint64_t before = ff_count;
       progress();
+      if (ff_count != before) spins = 0;
       detail::idle_backoff(spins);
     }
     EXPECT_EQ(ff_count, expect);

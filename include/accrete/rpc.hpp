@@ -142,6 +142,18 @@ std::optional<dist_key> first_missing(const Tuple& t) {
       t);
 }
 
+/// Sends an RPC message. Every few messages this also makes internal
+/// progress, so that a long burst of sends does not pile up unfinished MPI
+/// requests (the backend's flow control only engages at its byte cap).
+inline void rpc_send(int rank, am_handler h, std::vector<std::byte>&& msg) {
+  static unsigned since_poll = 0;
+  am_send_owned(rank, h, std::move(msg));
+  if (++since_poll == 64) {
+    since_poll = 0;
+    poll();
+  }
+}
+
 /// Sends [id][values...] back to the origin of a request.
 template <class... V>
 void send_reply(int to, std::uint64_t id, const V&... v) {
@@ -150,7 +162,7 @@ void send_reply(int to, std::uint64_t id, const V&... v) {
   writer w(msg);
   w.write(id);
   (w.write(v), ...);
-  am_send_owned(to, &rpc_reply_handler, std::move(msg));
+  rpc_send(to, &rpc_reply_handler, std::move(msg));
 }
 
 /// Origin-side slot of an rpc returning future<T...>.
@@ -297,7 +309,7 @@ typename detail::rpc_sig<std::decay_t<F>, detail::rpc_decay_t<Args>...>::future_
     auto slot = std::make_unique<typename detail::reply_slot_for<Fut>::type>();
     Fut fut = slot->p.get_future();
     std::uint64_t id = detail::reply_register(std::move(slot));
-    detail::am_send_owned(rank, &T::request,
+    detail::rpc_send(rank, &T::request,
                           detail::rpc_message<Fd, detail::rpc_decay_t<Args>...>(&id, fn, args...));
     return fut;
   } else {
@@ -318,7 +330,7 @@ void rpc_ff(int rank, F&& f, Args&&... args) {
     detail::rpc_check_rank("rpc_ff", rank);
     const Fd& fn = f;
     detail::rpc_check_callable("rpc_ff", fn);
-    detail::am_send_owned(rank, &T::fire_and_forget,
+    detail::rpc_send(rank, &T::fire_and_forget,
                           detail::rpc_message<Fd, detail::rpc_decay_t<Args>...>(nullptr, fn, args...));
   }
 }

@@ -119,6 +119,16 @@ cm_core::cm_core(std::int64_t m, std::int64_t n, const process_grid& grid, std::
 
   block_ = shared_block(header_ + std::size_t(lld_) * std::size_t(lcols_) * esize_);
   std::memset(block_.local(), 0, block_.local_bytes());
+  barrier(world());
+  // Map node peers' storage into this process now (one read per page), so
+  // the first updates do not pay the page-table faults.
+  volatile std::byte sink{};
+  for (int g = 0; g < gsize; ++g)
+    if (std::byte* p = block_.peer(world_of_[g]); p && world_of_[g] != world_rank()) {
+      const std::size_t bytes = header_ + std::size_t(lld_of_[g]) * std::size_t(layout_.local_cols(grid.coords_of(g).col)) * esize_;
+      for (std::size_t off = 0; off < bytes; off += 4096) sink = p[off];
+    }
+  (void)sink;
   outbox_.resize(gsize);
   sent_msgs_.assign(gsize, 0);
   std::uint64_t seed = opt.seed ^ (std::uint64_t(world_rank()) * 0x9e3779b97f4a7c15ULL);
@@ -415,7 +425,9 @@ void cm_core::commit() {
     std::fill(sent_msgs_.begin(), sent_msgs_.end(), 0);
     ++round_;
   } else if (opt_.strategy == update_strategy::accumulate) {
-    MPI_Win_flush_all(block_.world_window());
+    // Per target: MPI_Win_flush_all is unreliable in MPICH 4.0.2 (see
+    // src/backend/mpi/backend.cpp, flush_rma).
+    for (int r : world_of_) MPI_Win_flush(r, block_.world_window());
   } else {
     std::vector<int> scount(np), rcount(np), sdisp(np + 1, 0), rdisp(np + 1, 0);
     for (int k = 0; k < np; ++k) {

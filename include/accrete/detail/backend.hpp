@@ -46,6 +46,18 @@ void check_range(const char* what, int rank, std::uint64_t offset, std::size_t b
 void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, completion done);
 void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, completion done);
 
+/// The world window over every process's segment (displacement unit 1,
+/// offsets are segment offsets), locked with MPI_Win_lock_all from init to
+/// finalize. For backend extensions (strided transfers, atomics).
+MPI_Win segment_window() noexcept;
+/// Queue `done` to run after the next flush of the segment window (for
+/// backend extensions that issue MPI_Put/MPI_Get/MPI_Accumulate on it);
+/// `rank` is the target (-1: unknown, flush all targets).
+void after_flush(completion done, int rank = -1);
+/// Track an MPI request; `done` runs at user-level progress once it
+/// completes.
+void track_request(MPI_Request r, completion done);
+
 /// Memory fence that makes direct stores into node-local segments visible
 /// to other processes before a subsequent synchronisation.
 void memory_sync() noexcept;

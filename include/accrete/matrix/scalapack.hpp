@@ -41,6 +41,11 @@ void pdposv_(const char* uplo, const int* n, const int* nrhs, double* a, const i
 void psposv_(const char* uplo, const int* n, const int* nrhs, float* a, const int* ia, const int* ja, const int* desca,
              float* b, const int* ib, const int* jb, const int* descb, int* info, std::size_t uplo_len = 1);
 
+void psgemv_(const char* trans, const int* m, const int* n, const float* alpha, const float* a, const int* ia,
+             const int* ja, const int* desca, const float* x, const int* ix, const int* jx, const int* descx,
+             const int* incx, const float* beta, float* y, const int* iy, const int* jy, const int* descy,
+             const int* incy);
+
 void pdgemv_(const char* trans, const int* m, const int* n, const double* alpha, const double* a, const int* ia,
              const int* ja, const int* desca, const double* x, const int* ix, const int* jx, const int* descx,
              const int* incx, const double* beta, double* y, const int* iy, const int* jy, const int* descy,

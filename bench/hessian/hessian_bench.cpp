@@ -1,0 +1,291 @@
+// bench_hessian: the shared "hessian" workload (shared/bench/hessian-workload.md)
+// on accrete's convergent_matrix (every strategy) and on the plain-MPI
+// baselines of mpi_baselines.hpp, in one run, with the local-apply bound.
+// All implementations must produce the identical checksum.
+//
+//   mpiexec -n P bench_hessian [--preset paper] [--k 0] [--reps 3] [--json out.json]
+//                              [--only name,name] [--no-baselines]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include "accrete/accrete.hpp"
+#include "accrete/matrix/convergent_matrix.hpp"
+#include "hessian_workload.hpp"
+#include "mpi_baselines.hpp"
+
+namespace hw = bench::hessian;
+using namespace accrete;
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double reduce(double v, MPI_Op op) {
+  double r;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, op, world().mpi_comm());
+  return r;
+}
+
+// Peak resident set size since the last reset_peak_rss() (Linux: writing 5
+// to clear_refs resets VmHWM), maximum over processes, MiB.
+void reset_peak_rss() {
+  if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
+double peak_rss_mib() {
+  double kib = 0;
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::strncmp(line, "VmHWM:", 6) == 0) kib = std::atof(line + 6);
+    std::fclose(f);
+  }
+  if (kib == 0) {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    kib = double(u.ru_maxrss);
+  }
+  return reduce(kib / 1024.0, MPI_MAX);
+}
+
+struct sample {
+  double T = 0, bin = 0, move = 0, apply = 0, wait = 0, gen = 0;
+  double bytes = 0, checksum = 0;
+};
+
+struct result {
+  std::string name;
+  std::vector<sample> reps;
+  double rss = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+// Runs the workload on a convergent_matrix with the given strategy.
+sample run_accrete(const hw::params& prm, const process_grid& grid, update_strategy s) {
+  convergent_matrix_options o;
+  o.strategy = s;
+  convergent_matrix<float> H(prm.N, prm.N, grid, hw::MB, hw::NB, o);
+  hw::update up;
+  double gen = 0;
+  barrier();
+  const double t0 = now();
+  for (std::int64_t u = 0; u < prm.U; ++u) {
+    const double tg = now();
+    hw::make_update(prm, rank_me(), u, up);
+    gen += now() - tg;
+    H.update(up.B.data(), prm.n(), up.ix, up.ix);
+  }
+  H.commit();
+  sample r;
+  r.T = reduce(now() - t0, MPI_MAX);
+  const auto st = H.stats();
+  r.gen = reduce(gen, MPI_MAX);
+  r.bin = reduce(st.t_bin, MPI_MAX);
+  r.move = reduce(st.t_move, MPI_MAX);
+  r.apply = reduce(st.t_apply, MPI_MAX);
+  r.wait = reduce(st.t_wait, MPI_MAX);
+  r.bytes = reduce(double(st.bytes_sent), MPI_SUM);
+  r.checksum = reduce(hw::local_sum(H.local(), H.lld(), H.local_rows(), H.local_cols()), MPI_SUM);
+  return r;
+}
+
+sample from_baseline(const hw::baseline_timing& b) {
+  sample r;
+  r.T = b.total;
+  r.gen = b.gen;
+  r.bin = b.bin;
+  r.move = b.comm;
+  r.apply = b.apply;
+  r.bytes = double(b.bytes);
+  r.checksum = b.checksum;
+  return r;
+}
+
+// Generation only: the compute a process must do anyway (k > 0 runs a real
+// syrk per update); the yardstick for overlap of communication.
+sample run_compute_only(const hw::params& prm) {
+  hw::update up;
+  barrier();
+  const double t0 = now();
+  double sink = 0;
+  for (std::int64_t u = 0; u < prm.U; ++u) {
+    hw::make_update(prm, rank_me(), u, up);
+    sink += up.B[0];
+  }
+  sample r;
+  r.T = reduce(now() - t0, MPI_MAX);
+  r.gen = r.T;
+  r.checksum = sink;  // not a matrix checksum; keeps the work observable
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  runtime rt;
+  std::string preset = "small", json, only;
+  int reps = 3;
+  int k = -1;
+  bool baselines = true;
+  for (int a = 1; a < argc; ++a) {
+    std::string s = argv[a];
+    auto val = [&]() -> std::string {
+      if (a + 1 >= argc) {
+        std::fprintf(stderr, "bench_hessian: %s needs a value\n", s.c_str());
+        std::exit(2);
+      }
+      return argv[++a];
+    };
+    if (s == "--preset") preset = val();
+    else if (s == "--reps") reps = std::stoi(val());
+    else if (s == "--k") k = std::stoi(val());
+    else if (s == "--json") json = val();
+    else if (s == "--only") only = val();
+    else if (s == "--no-baselines") baselines = false;
+    else {
+      std::fprintf(stderr, "bench_hessian: unknown argument %s\n", s.c_str());
+      return 2;
+    }
+  }
+  hw::params prm = hw::preset(preset);
+  if (k >= 0) prm.k = k;
+  prm.validate();
+  const int P = rank_n(), me = rank_me();
+  const auto [pr, pc] = hw::grid_shape(P);
+  process_grid grid(world().mpi_comm(), pr, pc);
+  const auto lay = hw::make_layout(prm, P, me);
+  auto wanted = [&](const std::string& n) { return only.empty() || ("," + only + ",").find("," + n + ",") != std::string::npos; };
+
+  struct impl {
+    std::string name;
+    std::function<sample()> run;
+  };
+  std::vector<impl> impls;
+  impls.push_back({"accrete_packets", [&] { return run_accrete(prm, grid, update_strategy::packets); }});
+  impls.push_back({"accrete_accumulate", [&] { return run_accrete(prm, grid, update_strategy::accumulate); }});
+  impls.push_back({"accrete_alltoall", [&] { return run_accrete(prm, grid, update_strategy::alltoall); }});
+  std::vector<float> mat;
+  auto baseline = [&](auto fn) {
+    mat.assign(std::size_t(std::max<std::int64_t>(lay.ld, 1) * lay.cols), 0.0f);
+    return from_baseline(fn());
+  };
+  if (baselines) {
+    impls.push_back({"mpi_accumulate", [&] {
+                       return baseline([&] {
+                         return hw::baseline_accumulate(prm, MPI_COMM_WORLD, mat.data(), lay.ld, lay.rows, lay.cols);
+                       });
+                     }});
+    impls.push_back({"mpi_alltoallv", [&] {
+                       return baseline([&] {
+                         return hw::baseline_alltoallv(prm, MPI_COMM_WORLD, mat.data(), lay.ld, lay.rows, lay.cols);
+                       });
+                     }});
+  }
+  impls.push_back({"bound_local_apply", [&] { return from_baseline(hw::bound_local_apply(prm, MPI_COMM_WORLD)); }});
+  impls.push_back({"compute_only", [&] { return run_compute_only(prm); }});
+
+  std::vector<result> results;
+  for (auto& im : impls) {
+    if (!wanted(im.name)) continue;
+    result r{im.name, {}, 0};
+    reset_peak_rss();
+    for (int rep = 0; rep < reps; ++rep) r.reps.push_back(im.run());
+    r.rss = peak_rss_mib();
+    results.push_back(std::move(r));
+  }
+
+  const double expected = hw::expected_checksum(prm, P);
+  const double elems = double(P) * double(prm.U) * double(prm.n()) * double(prm.n());
+  double bound_T = 0;
+  for (auto& r : results)
+    if (r.name == "bound_local_apply") {
+      std::vector<double> t;
+      for (auto& s : r.reps) t.push_back(s.T);
+      bound_T = median(t);
+    }
+  bool all_ok = true;
+  std::ostringstream js;
+  if (me == 0) {
+    char mpiv[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(mpiv, &len);
+    std::string mv(mpiv, std::size_t(std::min(len, 40)));
+    std::replace(mv.begin(), mv.end(), '\n', ' ');
+    const char* ns = std::getenv("ACCRETE_NODE_SIZE");
+    std::printf("hessian workload: preset %s, N %lld, n %lld, U %lld, k %d, P %d (%dx%d), node size %s, %s\n",
+                preset.c_str(), (long long)prm.N, (long long)prm.n(), (long long)prm.U, prm.k, P, pr, pc,
+                ns ? ns : "real", mv.c_str());
+    std::printf("median of %d repetitions; times are the maximum over processes\n", reps);
+    std::printf("%-20s %9s %10s %8s %8s %8s %8s %8s %8s %9s %8s %s\n", "implementation", "T [s]", "updates/s",
+                "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "T/bound", "checksum");
+    js << "{\"workload\":\"hessian\",\"preset\":\"" << preset << "\",\"N\":" << prm.N << ",\"n\":" << prm.n()
+       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
+       << "],\"node_size\":\"" << (ns ? ns : "real") << "\",\"mpi\":\"" << mv << "\",\"reps\":" << reps
+       << ",\"expected_checksum\":" << expected << ",\"results\":[";
+  }
+  bool first = true;
+  for (auto& r : results) {
+    std::vector<double> T, bin, mv, ap, wt;
+    bool ok = true;
+    for (auto& s : r.reps) {
+      T.push_back(s.T);
+      bin.push_back(s.bin);
+      mv.push_back(s.move);
+      ap.push_back(s.apply);
+      wt.push_back(s.wait);
+      if (r.name != "compute_only") {
+        const bool same = prm.k == 0 ? s.checksum == expected
+                                     : std::abs(s.checksum - expected) <= 1e-5 * std::max(1.0, std::abs(expected));
+        ok = ok && same;
+      }
+    }
+    all_ok = all_ok && ok;
+    const double t = median(T), bytes = r.reps.empty() ? 0 : r.reps[0].bytes;
+    if (me == 0) {
+      std::printf("%-20s %9.4f %10.1f %8.2f %8.3f %8.3f %8.3f %8.3f %8.2f %9.0f %8.2f %s\n", r.name.c_str(), t,
+                  double(P) * double(prm.U) / t, elems * 4 / t / 1e9, median(bin), median(mv), median(ap),
+                  median(wt), bytes / elems, r.rss, bound_T > 0 ? t / bound_T : 0.0,
+                  r.name == "compute_only" ? "-" : (ok ? "ok" : "MISMATCH"));
+      js << (first ? "" : ",") << "{\"name\":\"" << r.name << "\",\"T\":" << t
+         << ",\"updates_per_s\":" << double(P) * double(prm.U) / t << ",\"GBps\":" << elems * 4 / t / 1e9
+         << ",\"bin\":" << median(bin) << ",\"move\":" << median(mv) << ",\"apply\":" << median(ap)
+         << ",\"wait\":" << median(wt) << ",\"bytes_per_element\":" << bytes / elems << ",\"peak_rss_mib\":" << r.rss
+         << ",\"ratio_to_bound\":" << (bound_T > 0 ? t / bound_T : 0.0) << ",\"checksum_ok\":" << (ok ? "true" : "false")
+         << ",\"T_reps\":[";
+      for (std::size_t i = 0; i < T.size(); ++i) js << (i ? "," : "") << T[i];
+      js << "]}";
+      first = false;
+    }
+  }
+  if (me == 0) {
+    js << "]}\n";
+    std::printf("RSS: peak resident set per process while that implementation ran (max over processes)\n");
+    if (!json.empty()) {
+      FILE* f = std::fopen(json.c_str(), "w");
+      if (f) {
+        std::fputs(js.str().c_str(), f);
+        std::fclose(f);
+        std::printf("wrote %s\n", json.c_str());
+      }
+    }
+    if (!all_ok) std::printf("CHECKSUM MISMATCH\n");
+  }
+  return all_ok ? 0 : 1;
+}

@@ -1,0 +1,173 @@
+#pragma once
+// Remote atomics on global pointers.
+//
+// atomic_domain<T> (T = int32_t, int64_t, uint32_t, uint64_t, float,
+// double) performs atomic read-modify-write operations on objects of type T
+// in any process's segment with MPI atomics (MPI_Fetch_and_op,
+// MPI_Compare_and_swap, MPI_Accumulate) on one window over all segments, so
+// operations of all domains are atomic with respect to each other wherever
+// they come from — but not with respect to rput/rget or direct load/store of
+// the same object. compare_exchange on float/double compares bit patterns.
+//
+// Completion: every operation is complete at the target when the call
+// returns (it is flushed), and the returned future is already ready: `wait()`
+// returns at once. The memory_order arguments are accepted for UPC++
+// compatibility; operations are always sequentially consistent with respect
+// to each other.
+//
+// Progress: no user-level progress is made inside these calls.
+//
+// Construction and destroy() are collective over world (the team argument
+// is accepted for UPC++ compatibility); the destructor calls destroy() if
+// it was not called. Operations on a destroyed domain throw accrete::error.
+// A bad (null, out-of-segment or misaligned) pointer throws bad_global_ptr.
+//
+// Thread-safety: call from the thread that drives the runtime.
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "accrete/detail/backend.hpp"
+#include "accrete/detail/backend_atomics.hpp"
+#include "accrete/error.hpp"
+#include "accrete/future.hpp"
+#include "accrete/global_ptr.hpp"
+#include "accrete/team.hpp"
+
+namespace accrete {
+
+namespace detail {
+template <class T>
+constexpr atomic_type atomic_type_of() {
+  if constexpr (std::is_same_v<T, std::int32_t>) return atomic_type::i32;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return atomic_type::i64;
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return atomic_type::u32;
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return atomic_type::u64;
+  else if constexpr (std::is_same_v<T, float>) return atomic_type::f32;
+  else return atomic_type::f64;
+}
+template <class T>
+inline constexpr bool atomic_supported =
+    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint32_t> ||
+    std::is_same_v<T, std::uint64_t> || std::is_same_v<T, float> || std::is_same_v<T, double>;
+}  // namespace detail
+
+template <class T>
+class atomic_domain {
+  static_assert(detail::atomic_supported<T>,
+                "accrete::atomic_domain<T>: T must be int32_t, int64_t, uint32_t, uint64_t, float or double");
+
+ public:
+  /// Collective over world (see the header comment).
+  explicit atomic_domain(const team& t = world()) : team_(&t) { detail::atomics_acquire(); }
+  atomic_domain(const atomic_domain&) = delete;
+  atomic_domain& operator=(const atomic_domain&) = delete;
+  ~atomic_domain() { destroy(); }
+
+  /// Collective: releases the domain. Idempotent.
+  void destroy() {
+    if (live_) detail::atomics_release();
+    live_ = false;
+  }
+
+  /// The value at p.
+  future<T> load(global_ptr<T> p, std::memory_order = std::memory_order_seq_cst) {
+    return fetch(p, detail::atomic_op::no_op, T{}, "load");
+  }
+  /// Sets the value at p.
+  future<> store(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return apply(p, detail::atomic_op::replace, v, "store");
+  }
+  /// Sets the value at p and returns the previous one.
+  future<T> exchange(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return fetch(p, detail::atomic_op::replace, v, "exchange");
+  }
+  /// Adds v; fetch_ returns the previous value.
+  future<T> fetch_add(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return fetch(p, detail::atomic_op::sum, v, "fetch_add");
+  }
+  future<> add(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return apply(p, detail::atomic_op::sum, v, "add");
+  }
+  /// Subtracts v (wrapping for unsigned T); fetch_ returns the previous value.
+  future<T> fetch_sub(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return fetch(p, detail::atomic_op::sum, negate(v), "fetch_sub");
+  }
+  future<> sub(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return apply(p, detail::atomic_op::sum, negate(v), "sub");
+  }
+  /// Sets the value to min/max(old, v); fetch_ returns the previous value.
+  future<T> fetch_min(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return fetch(p, detail::atomic_op::min, v, "fetch_min");
+  }
+  future<T> fetch_max(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return fetch(p, detail::atomic_op::max, v, "fetch_max");
+  }
+  future<> min(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return apply(p, detail::atomic_op::min, v, "min");
+  }
+  future<> max(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
+    return apply(p, detail::atomic_op::max, v, "max");
+  }
+  /// Bitwise and/or/xor (integer T only); fetch_ returns the previous value.
+  future<T> fetch_bit_and(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst)
+    requires std::is_integral_v<T>
+  {
+    return fetch(p, detail::atomic_op::band, v, "fetch_bit_and");
+  }
+  future<T> fetch_bit_or(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst)
+    requires std::is_integral_v<T>
+  {
+    return fetch(p, detail::atomic_op::bor, v, "fetch_bit_or");
+  }
+  future<T> fetch_bit_xor(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst)
+    requires std::is_integral_v<T>
+  {
+    return fetch(p, detail::atomic_op::bxor, v, "fetch_bit_xor");
+  }
+  /// If the value at p equals `expected`, sets it to `desired`. Returns the
+  /// previous value (equal to `expected` exactly when the swap happened).
+  future<T> compare_exchange(global_ptr<T> p, T expected, T desired,
+                             std::memory_order = std::memory_order_seq_cst) {
+    check(p, "compare_exchange");
+    T old{};
+    detail::atomic_compare_swap(p.where(), p.offset(), detail::atomic_type_of<T>(), &expected, &desired, &old);
+    return make_future(old);
+  }
+
+  const team& get_team() const noexcept { return *team_; }
+
+ private:
+  static T negate(T v) {
+    if constexpr (std::is_unsigned_v<T>)
+      return T(T(0) - v);
+    else
+      return -v;
+  }
+  void check(global_ptr<T> p, const char* what) const {
+    if (!live_) throw error(std::string("accrete::atomic_domain::") + what + ": the domain was destroyed");
+    if (p.is_null()) throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": null pointer");
+    detail::check_range(what, p.where(), p.offset(), sizeof(T));
+    if (p.offset() % sizeof(T) != 0)
+      throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": offset " +
+                           std::to_string(p.offset()) + " is not aligned to " + std::to_string(sizeof(T)) +
+                           " bytes");
+  }
+  future<T> fetch(global_ptr<T> p, detail::atomic_op op, T v, const char* what) {
+    check(p, what);
+    T old{};
+    detail::atomic_fetch_op(p.where(), p.offset(), detail::atomic_type_of<T>(), op, &v, &old);
+    return make_future(old);
+  }
+  future<> apply(global_ptr<T> p, detail::atomic_op op, T v, const char* what) {
+    check(p, what);
+    detail::atomic_accumulate(p.where(), p.offset(), detail::atomic_type_of<T>(), op, &v);
+    return make_future();
+  }
+
+  const team* team_;
+  bool live_ = true;
+};
+
+}  // namespace accrete

@@ -1,0 +1,39 @@
+#pragma once
+// Remote atomics in the MPI backend (src/backend/mpi/atomics.cpp).
+//
+// All atomics go through one window over every process's segment so that
+// they are atomic with respect to each other wherever they come from. That
+// window is the backend's world window, exposed by segment_window() (to be
+// defined in backend.cpp as `return st.world_win;`). Until that definition
+// exists, atomics.cpp supplies a weak fallback that returns MPI_WIN_NULL,
+// and atomics_acquire() then creates a private window over the same
+// segments (collective over world).
+#include <cstdint>
+
+#include <mpi.h>
+
+namespace accrete::detail {
+
+/// The world window over all segments, opened with MPI_Win_lock_all.
+MPI_Win segment_window() noexcept;
+
+enum class atomic_type : std::uint8_t { i32, i64, u32, u64, f32, f64 };
+enum class atomic_op : std::uint8_t { no_op, replace, sum, min, max, band, bor, bxor };
+
+/// Collective over world the first time (only when a private window is
+/// needed); pairs with atomics_release().
+void atomics_acquire();
+void atomics_release();
+
+/// *result = old value at (rank, offset); the target becomes `op(old, *operand)`.
+/// Complete (at the target too) on return.
+void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand,
+                     void* result);
+/// The target becomes `op(old, *operand)`. Complete on return.
+void atomic_accumulate(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand);
+/// If the target equals *expected it becomes *desired; *result = old value.
+/// Compares bit patterns. Complete on return.
+void atomic_compare_swap(int rank, std::uint64_t offset, atomic_type t, const void* expected, const void* desired,
+                         void* result);
+
+}  // namespace accrete::detail

@@ -1,0 +1,255 @@
+#pragma once
+// Irregular and regular one-sided transfers over lists of fragments (UPC++
+// style).
+//
+//   rput_irregular(src_begin, src_end, dest_begin, dest_end [, promise] [, remote_cx])
+//       *src  is pair-like (const T*, count), *dest is (global_ptr<T>, count)
+//   rget_irregular(src_begin, src_end, dest_begin, dest_end [, promise])
+//       *src  is (global_ptr<T>, count),      *dest is (T*, count)
+//   rput_regular(src_begin, src_end, src_len, dest_begin, dest_end, dest_len [, promise] [, remote_cx])
+//   rget_regular(...)   the same with every fragment of one side the same length;
+//                       *src / *dest are plain pointers / global pointers
+//
+// The fragments of each side, taken in order, form one stream of elements;
+// the two streams are matched element by element, so fragment boundaries
+// need not line up. Source fragments may overlap (data is read twice);
+// overlapping destination fragments get one of the written values. Every
+// global fragment must be on one rank.
+//
+// Validation before any data moves (accrete::bad_global_ptr naming the
+// fragment): totals that differ (the first fragment whose data has no
+// counterpart is named), global fragments on different ranks or null, a
+// remote fragment outside its segment, a null local fragment, lengths that
+// overflow.
+//
+// Completion, paths, progress and thread safety: as for rput_strided /
+// rget_strided (rma_strided.hpp). The MPI path issues one hindexed-datatype
+// operation or a batch of contiguous ones, chosen by the measured threshold.
+#include <cstddef>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "accrete/detail/strided_backend.hpp"
+#include "accrete/detail/strided_remote_cx.hpp"
+#include "accrete/error.hpp"
+#include "accrete/future.hpp"
+#include "accrete/global_ptr.hpp"
+#include "accrete/promise.hpp"
+#include "accrete/rma.hpp"
+#include "accrete/rma_strided.hpp"
+
+namespace accrete {
+
+namespace detail {
+
+template <class It>
+using frag_ptr_t = std::remove_cvref_t<decltype(std::get<0>(*std::declval<It&>()))>;
+template <class G>
+struct gptr_elem;
+template <class T>
+struct gptr_elem<global_ptr<T>> {
+  using type = T;
+};
+
+// Fragment lists are usually vectors: size the copies once.
+template <class It, class V>
+void reserve_for(It b, It e, V& v) {
+  if constexpr (std::forward_iterator<It>) v.reserve(std::size_t(std::distance(b, e)));
+}
+
+[[noreturn]] inline void frag_fail(const char* what, const std::string& msg) {
+  throw bad_global_ptr(std::string("accrete::") + what + ": " + msg);
+}
+
+inline std::size_t frag_bytes(const char* what, const char* side, std::size_t i, std::size_t n, std::size_t elem) {
+  if (n > std::size_t(-1) / elem)
+    frag_fail(what, std::string(side) + " fragment " + std::to_string(i) + ": length " + std::to_string(n) +
+                        " overflows");
+  return n * elem;
+}
+
+/// Collects global fragments (all on one rank) as segment offsets.
+template <class T>
+struct remote_list {
+  int rank = -1;
+  std::vector<remote_frag> frags;
+  void add(const char* what, const char* side, global_ptr<T> g, std::size_t n) {
+    std::size_t i = frags.size();
+    if (g.is_null()) frag_fail(what, std::string(side) + " fragment " + std::to_string(i) + " is a null global pointer");
+    if (rank < 0) rank = g.where();
+    else if (g.where() != rank)
+      frag_fail(what, std::string(side) + " fragment " + std::to_string(i) + " is on rank " +
+                          std::to_string(g.where()) + ", earlier fragments on rank " + std::to_string(rank));
+    frags.push_back({g.offset(), frag_bytes(what, side, i, n, sizeof(T))});
+  }
+};
+
+template <class T, class Rcx>
+future<> irregular_op(bool put, const char* what, const std::vector<local_frag>& local, remote_list<T>& remote,
+                      promise<>* p, const Rcx& rcx) {
+  int rank = remote.rank < 0 ? world_rank() : remote.rank;
+  check_irregular(what, put, rank, sizeof(T), local, remote.frags);
+  constexpr bool has_rcx = is_remote_cx<Rcx>::value;
+  if (segment_base(rank)) {
+    if (put) irregular_put(rank, local, remote.frags, nullptr);
+    else irregular_get(rank, remote.frags, local, nullptr);
+    if constexpr (has_rcx) fire_remote(rank, rcx);
+    return make_future();
+  }
+  std::shared_ptr<promise<>> own;
+  promise<>* target = p;
+  if (!p) {
+    own = std::make_shared<promise<>>();
+    target = own.get();
+  } else {
+    p->require_anonymous(1);
+  }
+  completion done = [own, target, rank, rcx] {
+    if constexpr (has_rcx) fire_remote(rank, rcx);
+    else (void)rank;
+    target->fulfill_anonymous(1);
+  };
+  bool eager = put ? irregular_put(rank, local, remote.frags, done) : irregular_get(rank, remote.frags, local, done);
+  if (eager) defer(std::move(done));  // nothing to move: all fragments were empty
+  return p ? future<>() : own->get_future();
+}
+
+template <class SrcIt, class DstIt, class Rcx>
+future<> rput_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* p, const Rcx& rcx) {
+  using G = frag_ptr_t<DstIt>;
+  using T = typename gptr_elem<G>::type;
+  static_assert(rma_ok<T>, "rput_irregular: element type must be trivially copyable");
+  std::vector<local_frag> l;
+  remote_list<T> r;
+  reserve_for(sb, se, l);
+  reserve_for(db, de, r.frags);
+  for (std::size_t i = 0; sb != se; ++sb, ++i) {
+    const T* ptr = std::get<0>(*sb);
+    l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rput_irregular", "source", i, std::get<1>(*sb), sizeof(T))});
+  }
+  for (; db != de; ++db) r.add("rput_irregular", "destination", std::get<0>(*db), std::get<1>(*db));
+  return irregular_op<T>(true, "rput_irregular", l, r, p, rcx);
+}
+
+template <class SrcIt, class DstIt>
+future<> rget_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* p) {
+  using G = frag_ptr_t<SrcIt>;
+  using T = typename gptr_elem<G>::type;
+  static_assert(rma_ok<T>, "rget_irregular: element type must be trivially copyable");
+  std::vector<local_frag> l;
+  remote_list<T> r;
+  reserve_for(sb, se, r.frags);
+  reserve_for(db, de, l);
+  for (; sb != se; ++sb) r.add("rget_irregular", "source", std::get<0>(*sb), std::get<1>(*sb));
+  for (std::size_t i = 0; db != de; ++db, ++i) {
+    T* ptr = std::get<0>(*db);
+    l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rget_irregular", "destination", i, std::get<1>(*db), sizeof(T))});
+  }
+  return irregular_op<T>(false, "rget_irregular", l, r, p, no_remote_cx{});
+}
+
+template <class SrcIt, class DstIt, class Rcx>
+future<> rput_regular_impl(SrcIt sb, SrcIt se, std::size_t sl, DstIt db, DstIt de, std::size_t dl, promise<>* p,
+                           const Rcx& rcx) {
+  using G = std::remove_cvref_t<decltype(*db)>;
+  using T = typename gptr_elem<G>::type;
+  static_assert(rma_ok<T>, "rput_regular: element type must be trivially copyable");
+  std::vector<local_frag> l;
+  remote_list<T> r;
+  reserve_for(sb, se, l);
+  reserve_for(db, de, r.frags);
+  for (std::size_t i = 0; sb != se; ++sb, ++i) {
+    const T* ptr = *sb;
+    l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rput_regular", "source", i, sl, sizeof(T))});
+  }
+  for (; db != de; ++db) r.add("rput_regular", "destination", *db, dl);
+  return irregular_op<T>(true, "rput_regular", l, r, p, rcx);
+}
+
+template <class SrcIt, class DstIt>
+future<> rget_regular_impl(SrcIt sb, SrcIt se, std::size_t sl, DstIt db, DstIt de, std::size_t dl, promise<>* p) {
+  using G = std::remove_cvref_t<decltype(*sb)>;
+  using T = typename gptr_elem<G>::type;
+  static_assert(rma_ok<T>, "rget_regular: element type must be trivially copyable");
+  std::vector<local_frag> l;
+  remote_list<T> r;
+  reserve_for(sb, se, r.frags);
+  reserve_for(db, de, l);
+  for (; sb != se; ++sb) r.add("rget_regular", "source", *sb, sl);
+  for (std::size_t i = 0; db != de; ++db, ++i) {
+    T* ptr = *db;
+    l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rget_regular", "destination", i, dl, sizeof(T))});
+  }
+  return irregular_op<T>(false, "rget_regular", l, r, p, no_remote_cx{});
+}
+
+}  // namespace detail
+
+/// Puts the source fragments' elements, in order, into the destination
+/// fragments (all on one rank). Returns operation completion.
+template <class SrcIt, class DstIt>
+future<> rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end) {
+  return detail::rput_irregular_impl(src_begin, src_end, dest_begin, dest_end, nullptr, detail::no_remote_cx{});
+}
+/// As above; completion fulfils one anonymous dependency on `p`.
+template <class SrcIt, class DstIt>
+void rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end, promise<>& p) {
+  detail::rput_irregular_impl(src_begin, src_end, dest_begin, dest_end, &p, detail::no_remote_cx{});
+}
+/// As the future form, plus f(args...) run on the target after the data landed.
+template <class SrcIt, class DstIt, class F, class... A>
+future<> rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
+                        const remote_rpc_cx<F, A...>& rcx) {
+  return detail::rput_irregular_impl(src_begin, src_end, dest_begin, dest_end, nullptr, rcx);
+}
+
+/// Gets the source fragments' elements (all on one rank), in order, into the
+/// local destination fragments. Returns operation completion.
+template <class SrcIt, class DstIt>
+future<> rget_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end) {
+  return detail::rget_irregular_impl(src_begin, src_end, dest_begin, dest_end, nullptr);
+}
+/// As above; completion fulfils one anonymous dependency on `p`.
+template <class SrcIt, class DstIt>
+void rget_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end, promise<>& p) {
+  detail::rget_irregular_impl(src_begin, src_end, dest_begin, dest_end, &p);
+}
+
+/// Regular fragments: every source fragment is `src_len` elements, every
+/// destination fragment `dest_len`; iterators yield plain pointers
+/// (const T*) and global pointers (global_ptr<T>).
+template <class SrcIt, class DstIt>
+future<> rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
+                      std::size_t dest_len) {
+  return detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, nullptr,
+                                   detail::no_remote_cx{});
+}
+template <class SrcIt, class DstIt>
+void rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
+                  std::size_t dest_len, promise<>& p) {
+  detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, &p, detail::no_remote_cx{});
+}
+template <class SrcIt, class DstIt, class F, class... A>
+future<> rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
+                      std::size_t dest_len, const remote_rpc_cx<F, A...>& rcx) {
+  return detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, nullptr, rcx);
+}
+/// Regular fragments, get direction: iterators yield global_ptr<T> (source)
+/// and T* (destination).
+template <class SrcIt, class DstIt>
+future<> rget_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
+                      std::size_t dest_len) {
+  return detail::rget_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, nullptr);
+}
+template <class SrcIt, class DstIt>
+void rget_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
+                  std::size_t dest_len, promise<>& p) {
+  detail::rget_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, &p);
+}
+
+}  // namespace accrete

@@ -1,0 +1,125 @@
+// Remote atomics: every operation and type, exact results under contention,
+// and errors.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "accrete/accrete.hpp"
+#include "accrete/atomic.hpp"
+
+using namespace accrete;
+
+namespace {
+// Rank 0 allocates one T; everyone gets the pointer.
+template <class T>
+global_ptr<T> shared_cell(T init) {
+  global_ptr<T> g;
+  if (rank_me() == 0) g = new_<T>(init);
+  MPI_Bcast(&g, sizeof g, MPI_BYTE, 0, world().mpi_comm());
+  return g;
+}
+}  // namespace
+
+template <class T>
+class AtomicTypes : public testing::Test {};
+using atomic_types = testing::Types<std::int32_t, std::int64_t, std::uint32_t, std::uint64_t, float, double>;
+TYPED_TEST_SUITE(AtomicTypes, atomic_types);
+
+TYPED_TEST(AtomicTypes, EveryOperationOnEveryRank) {
+  using T = TypeParam;
+  atomic_domain<T> ad;
+  // Each rank owns a cell and works on its right neighbour's.
+  global_ptr<T> mine = new_<T>(T(0));
+  std::vector<global_ptr<T>> all(rank_n());
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, world().mpi_comm());
+  barrier();
+  auto p = all[(rank_me() + 1) % rank_n()];
+  ad.store(p, T(10)).wait();
+  EXPECT_EQ(ad.load(p).wait(), T(10));
+  EXPECT_EQ(ad.fetch_add(p, T(5)).wait(), T(10));
+  ad.add(p, T(1)).wait();
+  EXPECT_EQ(ad.fetch_sub(p, T(2)).wait(), T(16));
+  ad.sub(p, T(4)).wait();
+  EXPECT_EQ(ad.load(p).wait(), T(10));
+  EXPECT_EQ(ad.fetch_min(p, T(3)).wait(), T(10));
+  EXPECT_EQ(ad.fetch_max(p, T(7)).wait(), T(3));
+  ad.max(p, T(8)).wait();
+  ad.min(p, T(9)).wait();
+  EXPECT_EQ(ad.exchange(p, T(20)).wait(), T(8));
+  EXPECT_EQ(ad.compare_exchange(p, T(1), T(30)).wait(), T(20));  // fails
+  EXPECT_EQ(ad.compare_exchange(p, T(20), T(30)).wait(), T(20));  // succeeds
+  EXPECT_EQ(ad.load(p).wait(), T(30));
+  if constexpr (std::is_integral_v<T>) {
+    EXPECT_EQ(ad.fetch_bit_and(p, T(0x1c)).wait(), T(30));
+    EXPECT_EQ(ad.fetch_bit_or(p, T(1)).wait(), T(0x1c));
+    EXPECT_EQ(ad.fetch_bit_xor(p, T(0xff)).wait(), T(0x1d));
+    EXPECT_EQ(ad.load(p).wait(), T(0xe2));
+  }
+  if constexpr (std::is_unsigned_v<T>) {  // subtraction wraps
+    ad.store(p, T(1)).wait();
+    EXPECT_EQ(ad.fetch_sub(p, T(2)).wait(), T(1));
+    EXPECT_EQ(ad.load(p).wait(), T(~T(0)));
+  }
+  barrier();
+  delete_(mine);
+  ad.destroy();
+}
+
+TEST(Atomics, ContendedFetchAddIsExact) {
+  constexpr int per_rank = 10000;
+  atomic_domain<std::int64_t> ad;
+  auto ctr = shared_cell<std::int64_t>(0);
+  barrier();
+  std::vector<std::int64_t> got(per_rank);
+  for (int i = 0; i < per_rank; ++i) got[i] = ad.fetch_add(ctr, 1).wait();
+  barrier();
+  EXPECT_EQ(ad.load(ctr).wait(), std::int64_t(per_rank) * rank_n());
+  // Every value 0 .. n*per_rank-1 was returned exactly once across ranks.
+  std::vector<std::int64_t> all(rank_me() == 0 ? std::size_t(per_rank) * rank_n() : 0);
+  MPI_Gather(got.data(), per_rank, MPI_INT64_T, all.data(), per_rank, MPI_INT64_T, 0, world().mpi_comm());
+  if (rank_me() == 0) {
+    std::sort(all.begin(), all.end());
+    std::vector<std::int64_t> expect(all.size());
+    std::iota(expect.begin(), expect.end(), 0);
+    EXPECT_EQ(all, expect);
+  }
+  EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));  // one process's own adds are ordered
+  barrier();
+  if (rank_me() == 0) delete_(ctr);
+}
+
+TEST(Atomics, ContendedCompareExchangeLoop) {
+  constexpr int per_rank = 500;
+  atomic_domain<double> ad;
+  auto cell = shared_cell<double>(0.0);
+  barrier();
+  for (int i = 0; i < per_rank; ++i) {
+    double old = ad.load(cell).wait();
+    for (;;) {
+      double seen = ad.compare_exchange(cell, old, old + 0.5).wait();
+      if (seen == old) break;
+      old = seen;
+    }
+  }
+  barrier();
+  EXPECT_EQ(ad.load(cell).wait(), 0.5 * per_rank * rank_n());
+  barrier();
+  if (rank_me() == 0) delete_(cell);
+}
+
+TEST(AtomicErrors, BadPointers) {
+  atomic_domain<std::int32_t> ad;
+  EXPECT_THROW(ad.load(global_ptr<std::int32_t>()), bad_global_ptr);
+  auto g = new_<std::int64_t>(0);
+  auto odd = reinterpret_pointer_cast<std::int32_t>(reinterpret_pointer_cast<std::byte>(g) + 1);
+  EXPECT_THROW(ad.fetch_add(odd, 1), bad_global_ptr);
+  auto past = reinterpret_pointer_cast<std::int32_t>(g) + std::ptrdiff_t(segment_size() / 4);
+  EXPECT_THROW(ad.store(past, 1), bad_global_ptr);
+  delete_(g);
+  ad.destroy();
+  EXPECT_THROW(ad.load(reinterpret_pointer_cast<std::int32_t>(g)), error);
+}
