@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <type_traits>
 
 #include "accrete/detail/backend.hpp"
@@ -58,6 +59,19 @@ inline void local_copy(void* dst, const void* src, std::size_t bytes) {
   for (std::size_t off = 0; off < bytes; off += piece) std::memcpy(d + off, s + off, std::min(piece, bytes - off));
 }
 
+// A pending future<> and the completion that readies it, sharing one
+// allocation (the state); the completion holds the second reference.
+inline std::pair<future<>, completion> pending_op() {
+  auto* st = new state<>(1);
+  add_ref(st);
+  completion done = [st] {
+    st->deps = 0;
+    on_ready(st);
+    release(st);
+  };
+  return {future_access::adopt(st), std::move(done)};
+}
+
 // Shared body of the bulk put/get: copies directly when node-local (eager,
 // returns true) or starts the MPI transfer with `done` as completion.
 inline bool put_bytes(int rank, std::uint64_t off, const void* src, std::size_t bytes, completion done) {
@@ -87,9 +101,9 @@ future<> rput(const T* src, global_ptr<T> dest, std::size_t count) {
     detail::local_copy(base + dest.offset(), src, bytes);
     return make_future();
   }
-  auto p = std::make_shared<promise<>>();
-  detail::put_remote(dest.where(), dest.offset(), src, bytes, [p] { p->fulfill_anonymous(1); });
-  return p->get_future();
+  auto [f, done] = detail::pending_op();
+  detail::put_remote(dest.where(), dest.offset(), src, bytes, std::move(done));
+  return f;
 }
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.
@@ -125,9 +139,9 @@ future<> rget(global_ptr<T> src, T* dest, std::size_t count) {
     detail::local_copy(dest, base + src.offset(), bytes);
     return make_future();
   }
-  auto p = std::make_shared<promise<>>();
-  detail::get_remote(src.where(), src.offset(), dest, bytes, [p] { p->fulfill_anonymous(1); });
-  return p->get_future();
+  auto [f, done] = detail::pending_op();
+  detail::get_remote(src.where(), src.offset(), dest, bytes, std::move(done));
+  return f;
 }
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.

@@ -74,8 +74,17 @@ void spin_pause(unsigned& spins) {
 
 }  // namespace
 
+// One lock for all matrices of the process: it guards each matrix's
+// outboxes, counters and stats, and serialises every backend call, so that
+// threads updating different matrices never enter the (single-threaded)
+// backend together.
+std::mutex& backend_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 struct cm_core::sync {
-  std::mutex comm;  // outboxes, counters, stats and every backend call
+  std::mutex& comm = backend_mutex();
 };
 
 cm_core::cm_core(std::int64_t m, std::int64_t n, const process_grid& grid, std::int64_t mb, std::int64_t nb,

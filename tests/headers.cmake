@@ -1,0 +1,12 @@
+# Every public header compiles on its own (and twice, to check its guard).
+file(GLOB_RECURSE _accrete_public_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/accrete/*.hpp)
+set(_hdr_sources "")
+foreach(h ${_accrete_public_headers})
+  file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR}/include ${h})
+  string(MAKE_C_IDENTIFIER ${rel} id)
+  set(src ${CMAKE_CURRENT_BINARY_DIR}/header_check/${id}.cpp)
+  file(CONFIGURE OUTPUT ${src} CONTENT "#include <${rel}>\n#include <${rel}>\n")
+  list(APPEND _hdr_sources ${src})
+endforeach()
+add_library(accrete_header_check OBJECT ${_hdr_sources})
+target_link_libraries(accrete_header_check PRIVATE accrete::accrete)
