@@ -232,13 +232,18 @@ int main(int argc, char** argv) {
     std::printf("hessian workload: preset %s, N %lld, n %lld, U %lld, k %d, P %d (%dx%d), node size %s, %s\n",
                 preset.c_str(), (long long)prm.N, (long long)prm.n(), (long long)prm.U, prm.k, P, pr, pc,
                 ns ? ns : "real", mv.c_str());
-    std::printf("median of %d repetitions; times are the maximum over processes\n", reps);
+    double load = 0;
+    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+      if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+      std::fclose(f);
+    }
+    std::printf("median of %d repetitions; times are the maximum over processes; load average %.2f\n", reps, load);
     std::printf("%-20s %9s %10s %8s %8s %8s %8s %8s %8s %9s %8s %s\n", "implementation", "T [s]", "updates/s",
                 "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "T/bound", "checksum");
     js << "{\"workload\":\"hessian\",\"preset\":\"" << preset << "\",\"N\":" << prm.N << ",\"n\":" << prm.n()
        << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
        << "],\"node_size\":\"" << (ns ? ns : "real") << "\",\"mpi\":\"" << mv << "\",\"reps\":" << reps
-       << ",\"expected_checksum\":" << expected << ",\"results\":[";
+       << ",\"expected_checksum\":" << expected << ",\"loadavg_at_end\":" << load << ",\"results\":[";
   }
   bool first = true;
   for (auto& r : results) {
