@@ -110,9 +110,10 @@ class writer {
   /// Raw bytes.
   void write_bytes(const void* p, std::size_t n) {
     if (n == 0) return;
-    std::size_t at = buf_->size();
-    buf_->resize(at + n);
-    std::memcpy(buf_->data() + at, p, n);
+    // Range insert copies straight in; resize + memcpy would first zero-fill
+    // (measured: several ms per pass for large views in extend-add).
+    auto b = static_cast<const std::byte*>(p);
+    buf_->insert(buf_->end(), b, b + n);
   }
   /// A 64-bit length field.
   void write_size(std::uint64_t n) { write_bytes(&n, sizeof n); }

@@ -183,6 +183,48 @@ void cm_core::lock_stripe(int grid_rank, std::int64_t stripe) const noexcept {
   }
 }
 
+bool cm_core::try_lock_stripe(int grid_rank, std::int64_t stripe) const noexcept {
+  auto* word = reinterpret_cast<std::uint32_t*>(block_.peer(world_of_[grid_rank]) + 64 * stripe);
+  std::atomic_ref<std::uint32_t> lk(*word);
+  return lk.load(std::memory_order_relaxed) == 0 && lk.exchange(1, std::memory_order_acquire) == 0;
+}
+
+template <class F>
+void cm_core::with_stripes(int grid_rank, const std::int32_t* lcol, std::int32_t nc, F&& cols) {
+  struct segment {
+    std::int64_t stripe;
+    std::int32_t begin, end;
+  };
+  thread_local std::vector<segment> pending;
+  pending.clear();
+  for (std::int32_t c = 0; c < nc;) {
+    const std::int64_t s = stripe_of(lcol[c]);
+    std::int32_t e = c + 1;
+    while (e < nc && stripe_of(lcol[e]) == s) ++e;
+    pending.push_back({s, c, e});
+    c = e;
+  }
+  while (!pending.empty()) {
+    std::size_t keep = 0;
+    for (auto& seg : pending) {
+      if (try_lock_stripe(grid_rank, seg.stripe)) {
+        cols(seg.begin, seg.end);
+        unlock_stripe(grid_rank, seg.stripe);
+      } else {
+        pending[keep++] = seg;
+      }
+    }
+    if (keep == pending.size()) {  // everything busy: wait for the first
+      lock_stripe(grid_rank, pending[0].stripe);
+      cols(pending[0].begin, pending[0].end);
+      unlock_stripe(grid_rank, pending[0].stripe);
+      pending.erase(pending.begin());
+    } else {
+      pending.resize(keep);
+    }
+  }
+}
+
 void cm_core::unlock_stripe(int grid_rank, std::int64_t stripe) const noexcept {
   auto* word = reinterpret_cast<std::uint32_t*>(block_.peer(world_of_[grid_rank]) + 64 * stripe);
   std::atomic_ref<std::uint32_t>(*word).store(0, std::memory_order_release);
@@ -534,20 +576,14 @@ void convergent_matrix<T>::apply_packet(const std::int32_t* lrow, std::int32_t n
   make_runs(lrow, nullptr, nr, runs);
   T* data = local();
   const int me = grid().rank_of(grid().my_row(), grid().my_col());
-  std::int64_t held = -1;
   const T* vals = reinterpret_cast<const T*>(values);
-  for (std::int32_t c = 0; c < nc; ++c) {
-    const std::int64_t s = stripe_of(lcol[c]);
-    if (s != held) {
-      if (held >= 0) unlock_stripe(me, held);
-      lock_stripe(me, s);
-      held = s;
+  with_stripes(me, lcol, nc, [&](std::int32_t c0, std::int32_t c1) {
+    for (std::int32_t c = c0; c < c1; ++c) {
+      T* dst = data + std::int64_t(lcol[c]) * lld();
+      const T* src = vals + std::int64_t(c) * nr;
+      for (auto& ru : runs) add_run(dst + lrow[ru.first], src + ru.first, ru.len);
     }
-    T* dst = data + std::int64_t(lcol[c]) * lld();
-    const T* src = vals + std::int64_t(c) * nr;
-    for (auto& ru : runs) add_run(dst + lrow[ru.first], src + ru.first, ru.len);
-  }
-  if (held >= 0) unlock_stripe(me, held);
+  });
 }
 
 template <class T>
@@ -583,23 +619,17 @@ void convergent_matrix<T>::update(const T* block, std::int64_t ld, std::span<con
       T* data = reinterpret_cast<T*>(peer);
       const std::int64_t tld = lld_of_[target];
       make_runs(rloc, colmaj ? rpos : nullptr, nr, runs);
-      std::int64_t held = -1;
-      for (std::int32_t c = 0; c < nc; ++c) {
-        const std::int64_t s = stripe_of(cloc[c]);
-        if (s != held) {
-          if (held >= 0) unlock_stripe(target, held);
-          lock_stripe(target, s);
-          held = s;
+      with_stripes(target, cloc, nc, [&](std::int32_t c0, std::int32_t c1) {
+        for (std::int32_t c = c0; c < c1; ++c) {
+          T* dst = data + std::int64_t(cloc[c]) * tld;
+          const T* src = block + std::int64_t(cpos[c]) * cs;
+          if (colmaj) {
+            for (auto& ru : runs) add_run(dst + rloc[ru.first], src + rpos[ru.first], ru.len);
+          } else {
+            for (std::int32_t r = 0; r < nr; ++r) dst[rloc[r]] += src[std::int64_t(rpos[r]) * rs];
+          }
         }
-        T* dst = data + std::int64_t(cloc[c]) * tld;
-        const T* src = block + std::int64_t(cpos[c]) * cs;
-        if (colmaj) {
-          for (auto& ru : runs) add_run(dst + rloc[ru.first], src + rpos[ru.first], ru.len);
-        } else {
-          for (std::int32_t r = 0; r < nr; ++r) dst[rloc[r]] += src[std::int64_t(rpos[r]) * rs];
-        }
-      }
-      if (held >= 0) unlock_stripe(target, held);
+      });
       std::lock_guard<std::mutex> g(sync_->comm);
       ++stats_.direct_packets;
       stats_.t_apply += detail::now() - t0;

@@ -98,6 +98,12 @@ class cm_core {
   // Stripe locks of a node-local target (column block -> lock).
   void lock_stripe(int grid_rank, std::int64_t stripe) const noexcept;
   void unlock_stripe(int grid_rank, std::int64_t stripe) const noexcept;
+  bool try_lock_stripe(int grid_rank, std::int64_t stripe) const noexcept;
+  // Calls cols(begin, end) for runs of columns sharing a stripe, each under
+  // that stripe's lock; busy stripes are skipped and retried later, so a
+  // preempted lock holder (oversubscribed nodes) does not stall the caller.
+  template <class F>
+  void with_stripes(int grid_rank, const std::int32_t* lcol, std::int32_t nc, F&& cols);
   std::int64_t stripe_of(std::int32_t lcol) const noexcept { return (lcol / layout_.col_block()) % nlocks_; }
   // Reserves space for one packet in the coalescing buffer of a remote
   // target and returns where to write it (caller holds comm_mu_).

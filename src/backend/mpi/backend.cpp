@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -63,7 +64,8 @@ struct state_t {
   std::vector<std::uint64_t> sent;
   struct inbound {
     int source;
-    std::vector<std::byte> data;
+    std::unique_ptr<std::byte[]> data;
+    std::size_t size;
   };
   std::deque<inbound> inbox;
   unsigned skipped_probes = 0;
@@ -271,12 +273,14 @@ void receive_messages() {
     if (!flag) return;
     int count = 0;
     MPI_Get_count(&s, MPI_BYTE, &count);
-    std::vector<std::byte> buf(static_cast<std::size_t>(count));
-    ACCRETE_MPI(MPI_Mrecv(buf.data(), count, MPI_BYTE, &m, MPI_STATUS_IGNORE));
-    if (internal_ok(buf))
-      dispatch(s.MPI_SOURCE, buf);
+    // Uninitialised: MPI overwrites every byte.
+    auto buf = std::make_unique_for_overwrite<std::byte[]>(std::size_t(count));
+    ACCRETE_MPI(MPI_Mrecv(buf.get(), count, MPI_BYTE, &m, MPI_STATUS_IGNORE));
+    std::span<const std::byte> msg(buf.get(), std::size_t(count));
+    if (internal_ok(msg))
+      dispatch(s.MPI_SOURCE, msg);
     else
-      st.inbox.push_back({s.MPI_SOURCE, std::move(buf)});
+      st.inbox.push_back({s.MPI_SOURCE, std::move(buf), std::size_t(count)});
   }
 }
 
@@ -466,7 +470,7 @@ void user_progress() {
   while (!st.inbox.empty()) {
     auto m = std::move(st.inbox.front());
     st.inbox.pop_front();
-    dispatch(m.source, m.data);
+    dispatch(m.source, std::span<const std::byte>(m.data.get(), m.size));
   }
 }
 
@@ -499,8 +503,10 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
 }
 
 void am_send(int rank, am_handler h, std::span<const std::byte> payload) {
-  std::vector<std::byte> msg(sizeof(std::intptr_t) + payload.size());
-  if (!payload.empty()) std::memcpy(msg.data() + sizeof(std::intptr_t), payload.data(), payload.size());
+  std::vector<std::byte> msg;
+  msg.reserve(am_header_bytes + payload.size());
+  msg.resize(am_header_bytes);
+  msg.insert(msg.end(), payload.begin(), payload.end());
   am_send_owned(rank, h, std::move(msg));
 }
 
