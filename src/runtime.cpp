@@ -50,6 +50,10 @@ void idle_backoff(unsigned& spins) noexcept {
   // their latency. After ~1 ms of yielding, sleep briefly so that many idle
   // processes on few cores leave the busy ones alone (a nanosleep lasts
   // ~50 us at least, so it is not used for short waits).
+  if (last_progress_active()) {  // progress is doing work: keep going
+    spins = 0;
+    return;
+  }
   ++spins;
   if (spins < 4096) {
     sched_yield();

@@ -1,4 +1,4 @@
-accrete_add_mpi_test(rpc_test SOURCES rpc_test.cpp NP 1 2 3 4 NODE_SIZES 0 1 TIMEOUT 600)
+accrete_add_mpi_test(rpc_test SOURCES rpc_test.cpp NP 1 2 3 4 NODE_SIZES 0 1 TIMEOUT 600 LABELS sanitize)
 
 # Compile-time diagnostics: a lambda capturing a non-serializable value must
 # be rejected with a clear message.

@@ -101,8 +101,10 @@ class solver {
     buffers(v, buf);
     init_field(buf[0]);
     init_field(buf[1]);
-    accrete::barrier();
+    // Reset before the barrier: a neighbour that leaves it first may signal
+    // us while we are still inside it (the barrier runs handlers).
     signals_[0] = signals_[1] = 0;
+    accrete::barrier();
     timings t;
     using clk = std::chrono::steady_clock;
     for (int s = 0; s < cfg_.steps; ++s) {
@@ -326,6 +328,13 @@ class solver {
                  nbr_type_[d][s], win_, &req[n++]);
       }
       MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+#ifdef MPICH_VERSION
+      // MPICH 4.0.2 on a shared-memory node completes these derived-datatype
+      // MPI_Rget requests before all of the data is in place (wrong halos,
+      // reproducible at P = 4); a local flush of each target restores it.
+      for (int s = 0; s < 2; ++s)
+        if (nbr_[d][s] >= 0) MPI_Win_flush_local(nbr_[d][s], win_);
+#endif
     }
   }
   std::size_t cells_of(int d, int s) const {

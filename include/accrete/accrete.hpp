@@ -8,6 +8,7 @@
 #include "accrete/global_ptr.hpp"
 #include "accrete/progress.hpp"
 #include "accrete/promise.hpp"
+#include "accrete/remote_completion.hpp"
 #include "accrete/rma.hpp"
 #include "accrete/rpc.hpp"
 #include "accrete/runtime.hpp"

@@ -1,5 +1,68 @@
 #pragma once
 // Collectives over teams.
+//
+//   void      barrier(team)                               blocking (makes user-level progress)
+//   future<>  barrier_async(team)
+//   future<T> broadcast(value, root, team)                T trivially copyable or serializable
+//   future<>  broadcast(buffer, count, root, team)        in place, T trivially copyable
+//   future<T> reduce_one(value, op, root, team)           result meaningful at root only
+//   future<T> reduce_all(value, op, team)
+//   future<>  reduce_one(src, dst, count, op, root, team) element-wise over arrays
+//   future<>  reduce_all(src, dst, count, op, team)       (src == dst: in place)
+//
+// Roots are team ranks. Operators: op_fast_add, op_fast_mul, op_fast_min,
+// op_fast_max, op_fast_bit_and, op_fast_bit_or, op_fast_bit_xor (mapped to
+// MPI_SUM, ... when T is an arithmetic type with an MPI equivalent), or any
+// callable `T op(const T&, const T&)` on a trivially copyable T (a "user
+// op", also used for the built-in operators on other types). Operators must
+// be associative and commutative: the combination order is unspecified.
+// A user op runs inside MPI (during progress on the members that combine);
+// it must not call accrete and it may run on a copy of the op object.
+//
+// Collective rules: every member of the team calls the same collectives on
+// it in the same order (as in MPI); calls on different teams, and RPCs, may
+// interleave freely. Each call starts the operation at once
+// (MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce on the team's
+// communicator) and returns a future.
+//
+// Completion: the future becomes ready during user-level progress
+// (progress(), wait()) after the operation is complete locally: the value
+// (or the buffer `dst`/`buffer`) holds the result, and `src` may be reused.
+// Buffers passed by pointer must stay valid and untouched until then.
+// barrier_async's future is ready once every member has entered it; like
+// barrier(), it fences memory: direct stores made before the call are
+// visible to every member after the future is ready.
+//
+// Progress: the calls make no user-level progress (they never run RPCs or
+// callbacks); the operations advance whenever the caller makes progress.
+//
+// Broadcast of a value that is not trivially copyable (std::vector,
+// std::string, nested containers, user types with a serialization<T>
+// specialisation): the root serializes it; the size travels by MPI_Ibcast,
+// the bytes by point-to-point messages from the root on the team's
+// communicator (tags 0x6000-0x7fff are reserved on team communicators for
+// this). Non-root members pass any value (e.g. an empty vector); it is
+// ignored.
+//
+// Large counts are split into pieces MPI accepts (int counts).
+//
+// Errors: a root outside the team throws std::out_of_range; MPI errors throw
+// accrete::error. Thread-safety: call from the thread that drives the
+// runtime.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "accrete/detail/backend.hpp"
+#include "accrete/future.hpp"
+#include "accrete/promise.hpp"
+#include "accrete/serialization.hpp"
 #include "accrete/team.hpp"
 
 namespace accrete {
@@ -9,5 +72,226 @@ namespace accrete {
 /// run) and acts as a memory fence: direct stores made before the barrier
 /// are visible to every member after it.
 void barrier(const team& t = world());
+
+// ---- operators -------------------------------------------------------------------
+
+namespace detail {
+enum class coll_op : int { add, mul, min, max, band, bor, bxor };
+template <coll_op K>
+struct fast_op {
+  static constexpr coll_op kind = K;
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const {
+    if constexpr (K == coll_op::add) return a + b;
+    else if constexpr (K == coll_op::mul) return a * b;
+    else if constexpr (K == coll_op::min) return b < a ? b : a;
+    else if constexpr (K == coll_op::max) return a < b ? b : a;
+    else if constexpr (K == coll_op::band) return a & b;
+    else if constexpr (K == coll_op::bor) return a | b;
+    else return a ^ b;
+  }
+};
+}  // namespace detail
+
+/// Built-in reduction operators (also usable as ordinary binary callables).
+inline constexpr detail::fast_op<detail::coll_op::add> op_fast_add{};
+inline constexpr detail::fast_op<detail::coll_op::mul> op_fast_mul{};
+inline constexpr detail::fast_op<detail::coll_op::min> op_fast_min{};
+inline constexpr detail::fast_op<detail::coll_op::max> op_fast_max{};
+inline constexpr detail::fast_op<detail::coll_op::band> op_fast_bit_and{};
+inline constexpr detail::fast_op<detail::coll_op::bor> op_fast_bit_or{};
+inline constexpr detail::fast_op<detail::coll_op::bxor> op_fast_bit_xor{};
+
+// ---- backend interface (src/backend/mpi/collectives.cpp) ------------------------------
+
+namespace detail {
+/// Element types with an MPI equivalent.
+enum class coll_type : int { none, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, ldbl };
+
+template <class T>
+constexpr coll_type coll_type_of() {
+  if constexpr (std::is_same_v<T, bool>) return coll_type::none;
+  else if constexpr (std::is_integral_v<T>) {
+    constexpr bool s = std::is_signed_v<T>;
+    if constexpr (sizeof(T) == 1) return s ? coll_type::i8 : coll_type::u8;
+    else if constexpr (sizeof(T) == 2) return s ? coll_type::i16 : coll_type::u16;
+    else if constexpr (sizeof(T) == 4) return s ? coll_type::i32 : coll_type::u32;
+    else if constexpr (sizeof(T) == 8) return s ? coll_type::i64 : coll_type::u64;
+    else return coll_type::none;
+  } else if constexpr (std::is_same_v<T, float>) return coll_type::f32;
+  else if constexpr (std::is_same_v<T, double>) return coll_type::f64;
+  else if constexpr (std::is_same_v<T, long double>) return coll_type::ldbl;
+  else return coll_type::none;
+}
+
+template <class Op>
+struct builtin_op : std::false_type {};
+template <coll_op K>
+struct builtin_op<fast_op<K>> : std::true_type {};
+
+/// True when reduce(T, Op) maps onto an MPI type and MPI op (MPI has no
+/// bitwise ops on floating point, and min/max/sum/prod on all arithmetic).
+template <class T, class Op>
+constexpr bool mpi_reducible() {
+  if constexpr (!builtin_op<Op>::value || coll_type_of<T>() == coll_type::none) return false;
+  else if constexpr (Op::kind == coll_op::band || Op::kind == coll_op::bor || Op::kind == coll_op::bxor)
+    return std::is_integral_v<T>;
+  else return true;
+}
+
+/// inout[i] = op(in[i], inout[i]) for i < count (elements of `elem` bytes,
+/// possibly unaligned); `ctx` is the operator object.
+using coll_user_fn = void (*)(const void* in, void* inout, std::size_t count, const void* ctx);
+
+void coll_check_root(const char* what, int root, const team& t);
+/// Each starts the operation and runs `done` at user-level progress once it
+/// is complete locally. `root` < 0 means "all" (allreduce).
+void coll_ibarrier(const team& t, completion done);
+void coll_ibcast(void* buf, std::size_t bytes, int root, const team& t, completion done);
+void coll_ireduce(const void* src, void* dst, std::size_t count, coll_type ty, coll_op op, int root, const team& t,
+                  completion done);
+void coll_ireduce_user(const void* src, void* dst, std::size_t count, std::size_t elem, coll_user_fn fn,
+                       const void* ctx, int root, const team& t, completion done);
+/// Variable-size broadcast of serialized bytes: the root passes its bytes;
+/// at the others `buf` is resized and filled before `done` runs.
+void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, const team& t, completion done);
+
+template <class T, class Op>
+void user_op_trampoline(const void* in, void* inout, std::size_t count, const void* ctx) {
+  const Op& op = *static_cast<const Op*>(ctx);
+  auto a = static_cast<const std::byte*>(in);
+  auto b = static_cast<std::byte*>(inout);
+  for (std::size_t i = 0; i < count; ++i) {
+    T x, y;
+    std::memcpy(&x, a + i * sizeof(T), sizeof(T));
+    std::memcpy(&y, b + i * sizeof(T), sizeof(T));
+    T z = op(x, y);
+    std::memcpy(b + i * sizeof(T), &z, sizeof(T));
+  }
+}
+
+template <class T, class Op>
+inline constexpr bool reduce_ok = std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
+                                  std::is_invocable_r_v<T, const Op&, const T&, const T&>;
+
+/// Starts a reduction of `count` elements; `op` must stay alive until done.
+template <class T, class Op>
+void start_reduce(const T* src, T* dst, std::size_t count, const Op* op, int root, const team& t, completion done) {
+  if constexpr (mpi_reducible<T, Op>())
+    coll_ireduce(src, dst, count, coll_type_of<T>(), Op::kind, root, t, std::move(done));
+  else
+    coll_ireduce_user(src, dst, count, sizeof(T), &user_op_trampoline<T, Op>, op, root, t, std::move(done));
+}
+
+template <class T, class Op>
+struct reduce_state {
+  T in, out;
+  Op op;
+  promise<T> p;
+};
+}  // namespace detail
+
+// ---- barrier -----------------------------------------------------------------------
+
+/// Non-blocking barrier over `t` (see the header comment for completion).
+future<> barrier_async(const team& t = world());
+
+// ---- broadcast ------------------------------------------------------------------------
+
+/// Broadcasts `value` from team rank `root`; every member's future gets the
+/// root's value. Trivially copyable T travels as bytes; other serializable
+/// types are serialized (non-roots' `value` is ignored).
+template <class T>
+future<T> broadcast(T value, int root, const team& t = world()) {
+  detail::coll_check_root("broadcast", root, t);
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    auto s = std::make_shared<std::pair<T, promise<T>>>(std::move(value), promise<T>());
+    detail::coll_ibcast(&s->first, sizeof(T), root, t, [s] {
+      s->second.fulfill_result(std::move(s->first));
+      s->second.fulfill_anonymous(1);
+    });
+    return s->second.get_future();
+  } else {
+    static_assert(is_serializable_v<T>, "accrete::broadcast: T is neither trivially copyable nor serializable");
+    static_assert(std::is_same_v<deserialized_type_t<T>, T>,
+                  "accrete::broadcast: T must deserialize to itself (views cannot be broadcast)");
+    auto buf = std::make_shared<std::vector<std::byte>>();
+    const bool me_root = t.rank_me() == root;
+    if (me_root) {
+      buf->reserve(256);  // (also keeps GCC 12's -Wstringop-overflow false positive away)
+      writer w(*buf);
+      w.write(value);
+    }
+    auto s = std::make_shared<std::pair<T, promise<T>>>(me_root ? std::move(value) : T(), promise<T>());
+    detail::coll_ibcast_bytes(buf, root, t, [s, buf, me_root] {
+      if (!me_root) s->first = deserialize<T>(*buf);
+      s->second.fulfill_result(std::move(s->first));
+      s->second.fulfill_anonymous(1);
+    });
+    return s->second.get_future();
+  }
+}
+
+/// Broadcasts `count` elements in place: on completion `buffer` at every
+/// member holds the root's elements.
+template <class T>
+  requires std::is_trivially_copyable_v<T>
+future<> broadcast(T* buffer, std::size_t count, int root, const team& t = world()) {
+  detail::coll_check_root("broadcast", root, t);
+  if (count > std::size_t(-1) / sizeof(T)) throw std::length_error("accrete::broadcast: count overflows");
+  auto p = std::make_shared<promise<>>();
+  detail::coll_ibcast(buffer, count * sizeof(T), root, t, [p] { p->fulfill_anonymous(1); });
+  return p->get_future();
+}
+
+// ---- reductions -------------------------------------------------------------------------
+
+/// Combines every member's `value` with `op`; the future at team rank `root`
+/// holds the result, at the others it holds an unspecified value.
+template <class T, class Op>
+  requires detail::reduce_ok<T, Op>
+future<T> reduce_one(T value, Op op, int root, const team& t = world()) {
+  detail::coll_check_root("reduce_one", root, t);
+  auto s = std::make_shared<detail::reduce_state<T, Op>>(value, value, std::move(op), promise<T>());
+  detail::start_reduce(&s->in, &s->out, 1, &s->op, root, t, [s] {
+    s->p.fulfill_result(s->out);
+    s->p.fulfill_anonymous(1);
+  });
+  return s->p.get_future();
+}
+
+/// Combines every member's `value` with `op`; every member gets the result.
+template <class T, class Op>
+  requires detail::reduce_ok<T, Op>
+future<T> reduce_all(T value, Op op, const team& t = world()) {
+  auto s = std::make_shared<detail::reduce_state<T, Op>>(value, value, std::move(op), promise<T>());
+  detail::start_reduce(&s->in, &s->out, 1, &s->op, -1, t, [s] {
+    s->p.fulfill_result(s->out);
+    s->p.fulfill_anonymous(1);
+  });
+  return s->p.get_future();
+}
+
+/// Element-wise reduction of `count` elements into `dst` at `root` (`dst` is
+/// not written elsewhere; it may be null there). `src == dst` reduces in
+/// place.
+template <class T, class Op>
+  requires detail::reduce_ok<T, Op>
+future<> reduce_one(const T* src, T* dst, std::size_t count, Op op, int root, const team& t = world()) {
+  detail::coll_check_root("reduce_one", root, t);
+  auto s = std::make_shared<std::pair<Op, promise<>>>(std::move(op), promise<>());
+  detail::start_reduce(src, dst, count, &s->first, root, t, [s] { s->second.fulfill_anonymous(1); });
+  return s->second.get_future();
+}
+
+/// Element-wise reduction of `count` elements into `dst` on every member.
+/// `src == dst` reduces in place.
+template <class T, class Op>
+  requires detail::reduce_ok<T, Op>
+future<> reduce_all(const T* src, T* dst, std::size_t count, Op op, const team& t = world()) {
+  auto s = std::make_shared<std::pair<Op, promise<>>>(std::move(op), promise<>());
+  detail::start_reduce(src, dst, count, &s->first, -1, t, [s] { s->second.fulfill_anonymous(1); });
+  return s->second.get_future();
+}
 
 }  // namespace accrete

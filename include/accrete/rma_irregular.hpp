@@ -91,7 +91,7 @@ struct remote_list {
 
 template <class T, class Rcx>
 future<> irregular_op(bool put, const char* what, const std::vector<local_frag>& local, remote_list<T>& remote,
-                      promise<>* p, const Rcx& rcx) {
+                      promise<>* p, Rcx rcx) {
   int rank = remote.rank < 0 ? world_rank() : remote.rank;
   check_irregular(what, put, rank, sizeof(T), local, remote.frags);
   constexpr bool has_rcx = is_remote_cx<Rcx>::value;
@@ -109,7 +109,7 @@ future<> irregular_op(bool put, const char* what, const std::vector<local_frag>&
   } else {
     p->require_anonymous(1);
   }
-  completion done = [own, target, rank, rcx] {
+  completion done = [own, target, rank, rcx = std::move(rcx)]() mutable {
     if constexpr (has_rcx) fire_remote(rank, rcx);
     else (void)rank;
     target->fulfill_anonymous(1);
@@ -120,7 +120,7 @@ future<> irregular_op(bool put, const char* what, const std::vector<local_frag>&
 }
 
 template <class SrcIt, class DstIt, class Rcx>
-future<> rput_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* p, const Rcx& rcx) {
+future<> rput_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* p, Rcx rcx) {
   using G = frag_ptr_t<DstIt>;
   using T = typename gptr_elem<G>::type;
   static_assert(rma_ok<T>, "rput_irregular: element type must be trivially copyable");
@@ -133,7 +133,7 @@ future<> rput_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* 
     l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rput_irregular", "source", i, std::get<1>(*sb), sizeof(T))});
   }
   for (; db != de; ++db) r.add("rput_irregular", "destination", std::get<0>(*db), std::get<1>(*db));
-  return irregular_op<T>(true, "rput_irregular", l, r, p, rcx);
+  return irregular_op<T>(true, "rput_irregular", l, r, p, std::move(rcx));
 }
 
 template <class SrcIt, class DstIt>
@@ -155,7 +155,7 @@ future<> rget_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* 
 
 template <class SrcIt, class DstIt, class Rcx>
 future<> rput_regular_impl(SrcIt sb, SrcIt se, std::size_t sl, DstIt db, DstIt de, std::size_t dl, promise<>* p,
-                           const Rcx& rcx) {
+                           Rcx rcx) {
   using G = std::remove_cvref_t<decltype(*db)>;
   using T = typename gptr_elem<G>::type;
   static_assert(rma_ok<T>, "rput_regular: element type must be trivially copyable");
@@ -168,7 +168,7 @@ future<> rput_regular_impl(SrcIt sb, SrcIt se, std::size_t sl, DstIt db, DstIt d
     l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rput_regular", "source", i, sl, sizeof(T))});
   }
   for (; db != de; ++db) r.add("rput_regular", "destination", *db, dl);
-  return irregular_op<T>(true, "rput_regular", l, r, p, rcx);
+  return irregular_op<T>(true, "rput_regular", l, r, p, std::move(rcx));
 }
 
 template <class SrcIt, class DstIt>
@@ -202,10 +202,10 @@ void rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest
   detail::rput_irregular_impl(src_begin, src_end, dest_begin, dest_end, &p, detail::no_remote_cx{});
 }
 /// As the future form, plus f(args...) run on the target after the data landed.
-template <class SrcIt, class DstIt, class F, class... A>
+template <class SrcIt, class DstIt>
 future<> rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
-                        const remote_rpc_cx<F, A...>& rcx) {
-  return detail::rput_irregular_impl(src_begin, src_end, dest_begin, dest_end, nullptr, rcx);
+                        remote_cx::rpc_cx rcx) {
+  return detail::rput_irregular_impl(src_begin, src_end, dest_begin, dest_end, nullptr, std::move(rcx));
 }
 
 /// Gets the source fragments' elements (all on one rank), in order, into the
@@ -234,10 +234,10 @@ void rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt des
                   std::size_t dest_len, promise<>& p) {
   detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, &p, detail::no_remote_cx{});
 }
-template <class SrcIt, class DstIt, class F, class... A>
+template <class SrcIt, class DstIt>
 future<> rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
-                      std::size_t dest_len, const remote_rpc_cx<F, A...>& rcx) {
-  return detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, nullptr, rcx);
+                      std::size_t dest_len, remote_cx::rpc_cx rcx) {
+  return detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, nullptr, std::move(rcx));
 }
 /// Regular fragments, get direction: iterators yield global_ptr<T> (source)
 /// and T* (destination).

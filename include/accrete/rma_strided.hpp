@@ -66,7 +66,7 @@ struct no_remote_cx {};
 template <class T, class Rcx>
 future<> strided_op(bool put, const char* what, int rank, std::uint64_t off, std::byte* local,
                     const std::ptrdiff_t* local_strides, const std::ptrdiff_t* remote_strides,
-                    const std::size_t* extents, std::size_t dims, promise<>* p, const Rcx& rcx) {
+                    const std::size_t* extents, std::size_t dims, promise<>* p, Rcx rcx) {
   if (rank < 0) throw bad_global_ptr(std::string("accrete::") + what + ": null global pointer");
   strided_plan plan = plan_strided(what, put, rank, off, sizeof(T), dims, local_strides, remote_strides, extents);
   constexpr bool has_rcx = is_remote_cx<Rcx>::value;
@@ -85,7 +85,7 @@ future<> strided_op(bool put, const char* what, int rank, std::uint64_t off, std
   } else {
     p->require_anonymous(1);
   }
-  completion done = [own, target, rank, rcx] {
+  completion done = [own, target, rank, rcx = std::move(rcx)]() mutable {
     if constexpr (has_rcx) fire_remote(rank, rcx);
     else (void)rank;
     target->fulfill_anonymous(1);
@@ -120,25 +120,25 @@ void rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_
 }
 
 /// As the future form, plus a remote completion run on the target.
-template <std::size_t Dim, class T, class F, class... A>
+template <std::size_t Dim, class T>
   requires detail::rma_ok<T>
 future<> rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, global_ptr<T> dest_base,
                       const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
-                      const remote_rpc_cx<F, A...>& rcx) {
+                      remote_cx::rpc_cx rcx) {
   return detail::strided_op<T>(true, "rput_strided", dest_base.where(), dest_base.offset(),
                                reinterpret_cast<std::byte*>(const_cast<T*>(src_base)), src_strides.data(),
-                               dest_strides.data(), extents.data(), Dim, nullptr, rcx);
+                               dest_strides.data(), extents.data(), Dim, nullptr, std::move(rcx));
 }
 
 /// As the promise form, plus a remote completion run on the target.
-template <std::size_t Dim, class T, class F, class... A>
+template <std::size_t Dim, class T>
   requires detail::rma_ok<T>
 void rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, global_ptr<T> dest_base,
                   const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
-                  promise<>& p, const remote_rpc_cx<F, A...>& rcx) {
+                  promise<>& p, remote_cx::rpc_cx rcx) {
   detail::strided_op<T>(true, "rput_strided", dest_base.where(), dest_base.offset(),
                         reinterpret_cast<std::byte*>(const_cast<T*>(src_base)), src_strides.data(), dest_strides.data(),
-                        extents.data(), Dim, &p, rcx);
+                        extents.data(), Dim, &p, std::move(rcx));
 }
 
 /// Gets a Dim-dimensional section from `src_base`'s rank into local memory.

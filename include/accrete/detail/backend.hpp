@@ -69,6 +69,8 @@ void memory_sync() noexcept;
 void poll();
 /// User-level progress: poll(), then run queued completions and handlers.
 void user_progress();
+/// Whether the last user_progress() ran any completion or handler.
+bool last_progress_active() noexcept;
 /// Queue a completion to run at the next user-level progress.
 void defer(completion c);
 /// True when nothing is outstanding in the backend.

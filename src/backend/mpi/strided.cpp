@@ -41,17 +41,19 @@ noncontig_method& method_setting() {
   return m;
 }
 
-// Measured with bench/rma_noncontig (docs/noncontig.md). Strided shapes use a
-// cached type: one derived-datatype operation beats a batch of contiguous
-// MPI_Put/MPI_Get once there are more than a couple of runs, unless runs are
-// >= 1 KiB, where each contiguous operation is bandwidth-bound and the
-// datatype engine's packing only adds a copy. Irregular lists build their
-// hindexed types per call (commit costs several microseconds), so they only
-// pay off for many tiny pieces.
+// Measured with bench/rma_noncontig (docs/noncontig.md), P = 2 on one VM with
+// pretend nodes. MPICH (ch3) processes every RMA operation at the target's
+// progress, so a batch of N contiguous operations costs up to N times one
+// derived-datatype operation (37x for 1024 8-byte pieces); Open MPI showed
+// no consistent difference below 1 KiB runs. Batching only wins once runs
+// are large enough to be bandwidth-bound (>= 8 KiB pieces were 2-5x faster
+// batched on both), where the datatype engine's packing adds a copy.
 constexpr std::size_t batched_max_runs = 2;
-constexpr std::size_t batched_min_run_bytes = 1024;
-constexpr std::size_t irregular_min_pieces = 512;
-constexpr std::size_t irregular_max_piece_bytes = 64;
+constexpr std::size_t batched_min_run_bytes = 8192;
+// Irregular lists build their hindexed types per call (commit costs several
+// microseconds), so a few pieces go out as separate operations.
+constexpr std::size_t irregular_min_pieces = 16;
+constexpr std::size_t irregular_max_piece_bytes = 4096;
 
 // ---- derived datatypes -------------------------------------------------------------
 

@@ -1,0 +1,290 @@
+// Non-blocking collectives on teams: MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce,
+// MPI_Iallreduce, tracked as backend requests whose completions run at
+// user-level progress. (The blocking barrier() lives in team.cpp.)
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "accrete/collectives.hpp"
+#include "accrete/detail/backend.hpp"
+#include "accrete/promise.hpp"
+#include "backend/mpi/mpi_check.hpp"
+
+namespace accrete {
+namespace detail {
+namespace {
+
+// One MPI call moves at most this many bytes (MPI counts are int).
+constexpr std::size_t max_piece = std::size_t{1} << 30;
+// Tags reserved on team communicators for variable-size broadcasts.
+constexpr int bcast_tag_base = 0x6000;
+constexpr int bcast_tag_span = 0x2000;
+
+std::size_t pieces_for(std::size_t bytes) { return bytes == 0 ? 1 : (bytes + max_piece - 1) / max_piece; }
+
+/// Runs `done` after `n` calls of the returned completion.
+completion countdown(std::size_t n, completion done) {
+  auto left = std::make_shared<std::size_t>(n);
+  auto d = std::make_shared<completion>(std::move(done));
+  return [left, d] {
+    if (--*left == 0) (*d)();
+  };
+}
+
+MPI_Datatype mpi_type(coll_type t) {
+  switch (t) {
+    case coll_type::i8: return MPI_INT8_T;
+    case coll_type::i16: return MPI_INT16_T;
+    case coll_type::i32: return MPI_INT32_T;
+    case coll_type::i64: return MPI_INT64_T;
+    case coll_type::u8: return MPI_UINT8_T;
+    case coll_type::u16: return MPI_UINT16_T;
+    case coll_type::u32: return MPI_UINT32_T;
+    case coll_type::u64: return MPI_UINT64_T;
+    case coll_type::f32: return MPI_FLOAT;
+    case coll_type::f64: return MPI_DOUBLE;
+    case coll_type::ldbl: return MPI_LONG_DOUBLE;
+    case coll_type::none: break;
+  }
+  throw error("accrete: reduction on a type without an MPI equivalent");
+}
+
+std::size_t type_bytes(coll_type t) {
+  switch (t) {
+    case coll_type::i8: case coll_type::u8: return 1;
+    case coll_type::i16: case coll_type::u16: return 2;
+    case coll_type::i32: case coll_type::u32: case coll_type::f32: return 4;
+    case coll_type::i64: case coll_type::u64: case coll_type::f64: return 8;
+    case coll_type::ldbl: return sizeof(long double);
+    case coll_type::none: break;
+  }
+  return 1;
+}
+
+MPI_Op mpi_op(coll_op o) {
+  switch (o) {
+    case coll_op::add: return MPI_SUM;
+    case coll_op::mul: return MPI_PROD;
+    case coll_op::min: return MPI_MIN;
+    case coll_op::max: return MPI_MAX;
+    case coll_op::band: return MPI_BAND;
+    case coll_op::bor: return MPI_BOR;
+    case coll_op::bxor: return MPI_BXOR;
+  }
+  return MPI_OP_NULL;
+}
+
+// ---- user operators ---------------------------------------------------------------
+// MPI_User_function has no context argument. Each user reduction gets its
+// own datatype (elem bytes, contiguous) carrying the context as an attribute;
+// one trampoline reads it back from the datatype MPI passes in.
+
+struct user_ctx {
+  coll_user_fn fn;
+  const void* ctx;
+};
+
+int type_keyval = MPI_KEYVAL_INVALID;
+
+void mpi_user_trampoline(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  void* attr = nullptr;
+  int found = 0;
+  MPI_Type_get_attr(*dt, type_keyval, &attr, &found);
+  if (!found || !attr) {
+    std::fprintf(stderr, "accrete: user reduction called on a datatype without its operator\n");
+    MPI_Abort(MPI_COMM_WORLD, 4);
+  }
+  auto u = static_cast<const user_ctx*>(attr);
+  try {
+    u->fn(in, inout, std::size_t(*len), u->ctx);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "accrete: a user reduction operator threw: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 4);
+  } catch (...) {
+    std::fprintf(stderr, "accrete: a user reduction operator threw\n");
+    MPI_Abort(MPI_COMM_WORLD, 4);
+  }
+}
+
+// ---- per-team sequence numbers for variable-size broadcasts ---------------------------
+
+int comm_keyval = MPI_KEYVAL_INVALID;
+
+int delete_seq(MPI_Comm, int, void* attr, void*) {
+  delete static_cast<std::uint32_t*>(attr);
+  return MPI_SUCCESS;
+}
+
+int next_bcast_tag(MPI_Comm comm) {
+  if (comm_keyval == MPI_KEYVAL_INVALID)
+    ACCRETE_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_seq, &comm_keyval, nullptr));
+  void* attr = nullptr;
+  int found = 0;
+  ACCRETE_MPI(MPI_Comm_get_attr(comm, comm_keyval, &attr, &found));
+  auto seq = found ? static_cast<std::uint32_t*>(attr) : nullptr;
+  if (!seq) {
+    seq = new std::uint32_t(0);
+    int rc = MPI_Comm_set_attr(comm, comm_keyval, seq);
+    if (rc != MPI_SUCCESS) {
+      delete seq;
+      mpi_failed("MPI_Comm_set_attr", rc);
+    }
+  }
+  int tag = bcast_tag_base + int(*seq % bcast_tag_span);
+  ++*seq;
+  return tag;
+}
+
+MPI_Comm comm_of(const char* what, const team& t) {
+  require_initialized(what);
+  MPI_Comm c = t.mpi_comm();
+  if (c == MPI_COMM_NULL) throw error(std::string("accrete::") + what + ": empty team (moved-from or not a member)");
+  return c;
+}
+
+}  // namespace
+
+void coll_check_root(const char* what, int root, const team& t) {
+  comm_of(what, t);
+  if (root < 0 || root >= t.rank_n())
+    throw std::out_of_range(std::string("accrete::") + what + ": root " + std::to_string(root) +
+                            " out of range [0, " + std::to_string(t.rank_n()) + ")");
+}
+
+void coll_ibarrier(const team& t, completion done) {
+  MPI_Comm c = comm_of("barrier_async", t);
+  memory_sync();
+  MPI_Request r;
+  ACCRETE_MPI(MPI_Ibarrier(c, &r));
+  track_request(r, [d = std::move(done)] {
+    memory_sync();
+    d();
+  });
+}
+
+void coll_ibcast(void* buf, std::size_t bytes, int root, const team& t, completion done) {
+  MPI_Comm c = comm_of("broadcast", t);
+  const std::size_t n = pieces_for(bytes);
+  completion each = n == 1 ? std::move(done) : countdown(n, std::move(done));
+  auto p = static_cast<std::byte*>(buf);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t off = i * max_piece;
+    int len = int(std::min(max_piece, bytes - std::min(bytes, off)));
+    MPI_Request r;
+    ACCRETE_MPI(MPI_Ibcast(p + off, len, MPI_BYTE, root, c, &r));
+    track_request(r, each);
+  }
+}
+
+namespace {
+// Shared body of the built-in and user reductions: `count` elements of
+// `elem` bytes of `ty`, in pieces of at most max_piece bytes.
+void ireduce(const void* src, void* dst, std::size_t count, std::size_t elem, MPI_Datatype ty, MPI_Op op, int root,
+             MPI_Comm c, int me, completion done) {
+  const std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(max_piece / elem, INT_MAX));
+  const std::size_t n = count == 0 ? 1 : (count + per - 1) / per;
+  completion each = n == 1 ? std::move(done) : countdown(n, std::move(done));
+  const bool in_place = src == dst;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t first = i * per;
+    int len = int(std::min(per, count - std::min(count, first)));
+    const void* s = static_cast<const std::byte*>(src) + first * elem;
+    void* d = dst ? static_cast<std::byte*>(dst) + first * elem : nullptr;
+    MPI_Request r;
+    if (root < 0) {
+      ACCRETE_MPI(MPI_Iallreduce(in_place ? MPI_IN_PLACE : s, d, len, ty, op, c, &r));
+    } else if (me == root) {
+      ACCRETE_MPI(MPI_Ireduce(in_place ? MPI_IN_PLACE : s, d, len, ty, op, root, c, &r));
+    } else {
+      ACCRETE_MPI(MPI_Ireduce(s, nullptr, len, ty, op, root, c, &r));
+    }
+    track_request(r, each);
+  }
+}
+}  // namespace
+
+void coll_ireduce(const void* src, void* dst, std::size_t count, coll_type ty, coll_op op, int root, const team& t,
+                  completion done) {
+  MPI_Comm c = comm_of(root < 0 ? "reduce_all" : "reduce_one", t);
+  ireduce(src, dst, count, type_bytes(ty), mpi_type(ty), mpi_op(op), root, c, t.rank_me(), std::move(done));
+}
+
+void coll_ireduce_user(const void* src, void* dst, std::size_t count, std::size_t elem, coll_user_fn fn,
+                       const void* ctx, int root, const team& t, completion done) {
+  MPI_Comm c = comm_of(root < 0 ? "reduce_all" : "reduce_one", t);
+  if (type_keyval == MPI_KEYVAL_INVALID)
+    ACCRETE_MPI(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &type_keyval, nullptr));
+  if (elem > std::size_t(INT_MAX)) throw error("accrete: reduction element larger than INT_MAX bytes");
+  auto u = std::make_shared<user_ctx>(user_ctx{fn, ctx});
+  auto ty = std::make_shared<MPI_Datatype>(MPI_DATATYPE_NULL);
+  auto op = std::make_shared<MPI_Op>(MPI_OP_NULL);
+  ACCRETE_MPI(MPI_Type_contiguous(int(elem), MPI_BYTE, ty.get()));
+  ACCRETE_MPI(MPI_Type_commit(ty.get()));
+  ACCRETE_MPI(MPI_Type_set_attr(*ty, type_keyval, u.get()));
+  ACCRETE_MPI(MPI_Op_create(&mpi_user_trampoline, 1, op.get()));
+  // The datatype (and its attribute) must outlive the operation: free both
+  // when it is complete.
+  completion fin = [u, ty, op, d = std::move(done)] {
+    MPI_Op_free(op.get());
+    MPI_Type_free(ty.get());
+    d();
+  };
+  ireduce(src, dst, count, elem, *ty, *op, root, c, t.rank_me(), std::move(fin));
+}
+
+void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, const team& t, completion done) {
+  MPI_Comm c = comm_of("broadcast", t);
+  const int tag = next_bcast_tag(c);
+  const int me = t.rank_me(), n = t.rank_n();
+  auto size = std::make_shared<std::uint64_t>(me == root ? buf->size() : 0);
+  MPI_Request r;
+  ACCRETE_MPI(MPI_Ibcast(size.get(), 1, MPI_UINT64_T, root, c, &r));
+  if (me == root) {
+    const std::size_t pieces = buf->empty() ? 0 : pieces_for(buf->size());
+    completion each = countdown(1 + pieces * std::size_t(n - 1), std::move(done));
+    track_request(r, [size, each] { each(); });
+    for (int dest = 0; dest < n; ++dest) {
+      if (dest == root) continue;
+      for (std::size_t i = 0; i < pieces; ++i) {
+        std::size_t off = i * max_piece;
+        int len = int(std::min(max_piece, buf->size() - off));
+        MPI_Request s;
+        ACCRETE_MPI(MPI_Isend(buf->data() + off, len, MPI_BYTE, dest, tag, c, &s));
+        track_request(s, [buf, each] { each(); });
+      }
+    }
+    return;
+  }
+  // Non-root: learn the size, then receive the bytes from the root. Matching
+  // is by tag, so the order in which members reach this step does not matter.
+  track_request(r, [size, buf, root, c, tag, d = std::move(done)]() mutable {
+    buf->resize(*size);
+    if (buf->empty()) {
+      d();
+      return;
+    }
+    const std::size_t pieces = pieces_for(buf->size());
+    completion each = countdown(pieces, std::move(d));
+    for (std::size_t i = 0; i < pieces; ++i) {
+      std::size_t off = i * max_piece;
+      int len = int(std::min(max_piece, buf->size() - off));
+      MPI_Request q;
+      ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, root, tag, c, &q));
+      track_request(q, [buf, each] { each(); });
+    }
+  });
+}
+
+}  // namespace detail
+
+future<> barrier_async(const team& t) {
+  auto p = std::make_shared<promise<>>();
+  detail::coll_ibarrier(t, [p] { p->fulfill_anonymous(1); });
+  return p->get_future();
+}
+
+}  // namespace accrete

@@ -1,0 +1,1 @@
+accrete_add_mpi_test(collectives_test SOURCES collectives_test.cpp NP 1 2 3 4 NODE_SIZES 0 1 TIMEOUT 300)

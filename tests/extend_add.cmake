@@ -1,0 +1,4 @@
+# Motif 2 of issue 3: multifrontal extend-add, three implementations against
+# a serial reference (the motif code lives in bench/extend_add/).
+accrete_add_mpi_test(extend_add_test SOURCES extend_add_test.cpp NP 1 2 3 4 NODE_SIZES 0 1)
+target_include_directories(extend_add_test PRIVATE ${PROJECT_SOURCE_DIR}/bench/extend_add)
