@@ -10,6 +10,8 @@
 #include "accrete/promise.hpp"
 #include "accrete/remote_completion.hpp"
 #include "accrete/rma.hpp"
+#include "accrete/rma_irregular.hpp"
+#include "accrete/rma_strided.hpp"
 #include "accrete/rpc.hpp"
 #include "accrete/runtime.hpp"
 #include "accrete/segment.hpp"
