@@ -227,7 +227,8 @@ int main(int argc, char** argv) {
     int len;
     MPI_Get_library_version(mpiv, &len);
     std::string mv(mpiv, std::size_t(std::min(len, 40)));
-    std::replace(mv.begin(), mv.end(), '\n', ' ');
+    for (char& ch : mv)  // keep the JSON string free of control characters
+      if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
     const char* ns = std::getenv("ACCRETE_NODE_SIZE");
     std::printf("hessian workload: preset %s, N %lld, n %lld, U %lld, k %d, P %d (%dx%d), node size %s, %s\n",
                 preset.c_str(), (long long)prm.N, (long long)prm.n(), (long long)prm.U, prm.k, P, pr, pc,

@@ -22,8 +22,9 @@ for mpi in $mpis; do
     done
   done
 done
-if python3 -c 'import matplotlib' 2>/dev/null; then
-  python3 bench/hessian/plot.py "$out"
+py=/usr/bin/python3; [ -x "$py" ] || py=python3
+if "$py" -c 'import matplotlib' 2>/dev/null; then
+  "$py" bench/hessian/plot.py "$out"
 else
   echo "(python3-matplotlib not installed: no plots; apt-get install python3-matplotlib)"
 fi
