@@ -142,9 +142,7 @@ void dist_add(const dist_key& k, void* obj) {
   s.parked.erase(it);
   s.parked_count -= msgs.size();
   for (auto& m : msgs)
-    defer([m = std::move(m)] {
-      m.handler(m.source, std::span<const std::byte>(m.message).subspan(am_header_bytes));
-    });
+    defer([m = std::move(m)] { m.handler(m.source, std::span<const std::byte>(m.message).subspan(am_header_bytes)); });
 }
 
 void dist_remove(const dist_key& k) noexcept { rs().objects.erase(k); }

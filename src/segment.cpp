@@ -9,7 +9,7 @@
 namespace accrete {
 namespace {
 struct heap_t {
-  std::map<std::uint64_t, std::size_t> free_blocks;   // offset -> bytes
+  std::map<std::uint64_t, std::size_t> free_blocks;                               // offset -> bytes
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> live;  // user offset -> block
   std::size_t used = 0;
 };
@@ -28,8 +28,7 @@ void segment_finalize() { heap = heap_t{}; }
 global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment) {
   detail::require_initialized("allocate()");
   if (alignment == 0 || (alignment & (alignment - 1)))
-    throw std::invalid_argument("accrete::allocate: alignment " + std::to_string(alignment) +
-                                " is not a power of two");
+    throw std::invalid_argument("accrete::allocate: alignment " + std::to_string(alignment) + " is not a power of two");
   std::size_t need = (std::max<std::size_t>(bytes, 1) + granule - 1) / granule * granule;
   std::size_t largest = 0;
   for (auto it = heap.free_blocks.begin(); it != heap.free_blocks.end(); ++it) {

@@ -50,7 +50,7 @@ TYPED_TEST(AtomicTypes, EveryOperationOnEveryRank) {
   ad.max(p, T(8)).wait();
   ad.min(p, T(9)).wait();
   EXPECT_EQ(ad.exchange(p, T(20)).wait(), T(8));
-  EXPECT_EQ(ad.compare_exchange(p, T(1), T(30)).wait(), T(20));  // fails
+  EXPECT_EQ(ad.compare_exchange(p, T(1), T(30)).wait(), T(20));   // fails
   EXPECT_EQ(ad.compare_exchange(p, T(20), T(30)).wait(), T(20));  // succeeds
   EXPECT_EQ(ad.load(p).wait(), T(30));
   if constexpr (std::is_integral_v<T>) {

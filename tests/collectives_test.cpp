@@ -99,7 +99,11 @@ TEST(Collectives, BuiltinReductions) {
   const int n = rank_n(), me = rank_me();
   const std::int64_t sum = std::int64_t(n) * (n + 1) / 2;
   EXPECT_EQ(reduce_all(std::int64_t(me + 1), op_fast_add).wait(), sum);
-  EXPECT_EQ(reduce_all(me + 1, op_fast_mul).wait(), [&] { int p = 1; for (int i = 1; i <= n; ++i) p *= i; return p; }());
+  EXPECT_EQ(reduce_all(me + 1, op_fast_mul).wait(), [&] {
+    int p = 1;
+    for (int i = 1; i <= n; ++i) p *= i;
+    return p;
+  }());
   EXPECT_EQ(reduce_all(me * 3 - 1, op_fast_min).wait(), -1);
   EXPECT_EQ(reduce_all(me * 3 - 1, op_fast_max).wait(), (n - 1) * 3 - 1);
   EXPECT_EQ(reduce_all(std::uint32_t(1u << me), op_fast_bit_or).wait(), (1u << n) - 1);

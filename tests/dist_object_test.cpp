@@ -32,13 +32,18 @@ TEST(DistObject, ArgumentIsTheTargetsInstance) {
   dist_object<int> other(-1);  // a second object: the right one must be chosen
   barrier();
   for (int r = 0; r < rank_n(); ++r)
-    rpc(r, [](dist_object<std::int64_t>& s, int add) { *s += add; }, sum, rank_me() + 1).wait();
+    rpc(
+        r, [](dist_object<std::int64_t>& s, int add) { *s += add; }, sum, rank_me() + 1)
+        .wait();
   barrier();
   EXPECT_EQ(*sum, std::int64_t(rank_n()) * (rank_n() + 1) / 2);
   EXPECT_EQ(*other, -1);
   // The callee sees its own instance and may return data from it.
   int right = (rank_me() + 1) % rank_n();
-  EXPECT_EQ(rpc(right, [](dist_object<int>& o) { return *o + rank_me(); }, other).wait(), right - 1);
+  EXPECT_EQ(rpc(
+                right, [](dist_object<int>& o) { return *o + rank_me(); }, other)
+                .wait(),
+            right - 1);
   barrier();
 }
 
@@ -48,8 +53,15 @@ TEST(DistObject, EarlyArrivalWaitsForConstruction) {
   int token = 0;
   if (rank_me() == 0) {
     dist_object<int> d(0);
-    auto f = rpc(1, [](dist_object<int>& x) { return *x; }, d);
-    auto g = rpc(1, [](dist_object<int>& x, int y) { *x += y; return *x; }, d, 5);
+    auto f = rpc(
+        1, [](dist_object<int>& x) { return *x; }, d);
+    auto g = rpc(
+        1,
+        [](dist_object<int>& x, int y) {
+          *x += y;
+          return *x;
+        },
+        d, 5);
     // Only now may rank 1 go on: our RPCs are on their way to it.
     MPI_Send(&token, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
     EXPECT_EQ(f.wait(), 77);

@@ -119,8 +119,8 @@ TEST(ExtendAdd, AllVariantsMatchSerialReference) {
       {6, 1, 2, 1},   // deep tree, one column per RPC
   };
   for (const config& k : cases) {
-    SCOPED_TRACE("n = " + std::to_string(k.n) + ", leaf = " + std::to_string(k.leaf) + ", nb = " +
-                 std::to_string(k.nb) + ", chunk = " + std::to_string(k.chunk));
+    SCOPED_TRACE("n = " + std::to_string(k.n) + ", leaf = " + std::to_string(k.leaf) +
+                 ", nb = " + std::to_string(k.nb) + ", chunk = " + std::to_string(k.chunk));
     ea::problem pb(k.n, k.leaf, k.nb);
     pb.set_rpc_chunk(k.chunk);
     const auto ref = serial_fronts(pb.elimination_tree());

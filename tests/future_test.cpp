@@ -65,14 +65,13 @@ struct tracked {
 // ---- type-level checks ------------------------------------------------------
 static_assert(std::is_same_v<decltype(make_future()), future<>>);
 static_assert(std::is_same_v<decltype(make_future(1, 2.0)), future<int, double>>);
-static_assert(std::is_same_v<decltype(when_all(future<int>{}, future<>{}, future<double, char>{})),
-                             future<int, double, char>>);
+static_assert(
+    std::is_same_v<decltype(when_all(future<int>{}, future<>{}, future<double, char>{})), future<int, double, char>>);
 static_assert(std::is_same_v<decltype(when_all()), future<>>);
 static_assert(std::is_same_v<decltype(make_future(1).then([](int) {})), future<>>);
-static_assert(std::is_same_v<decltype(make_future(1).then([](int) { return make_future(1.0, 'c'); })),
-                             future<double, char>>);
-static_assert(std::is_same_v<decltype(make_future(1).then([](const int& x) -> const int& { return x; })),
-                             future<int>>);
+static_assert(
+    std::is_same_v<decltype(make_future(1).then([](int) { return make_future(1.0, 'c'); })), future<double, char>>);
+static_assert(std::is_same_v<decltype(make_future(1).then([](const int& x) -> const int& { return x; })), future<int>>);
 static_assert(std::is_same_v<decltype(make_future(1).wait()), int>);
 static_assert(std::is_same_v<decltype(make_future(1, 'c').wait()), std::tuple<int, char>>);
 static_assert(std::is_same_v<decltype(make_future().wait()), void>);
@@ -443,10 +442,11 @@ TEST(Chains, LongFlatteningChain) {
   std::vector<promise<int>> inner(1000);
   promise<int> head;
   future<int> f = head.get_future();
-  for (auto& q : inner) f = f.then([&q](int x) {
-    q.fulfill_result(x + 1);
-    return q.finalize();
-  });
+  for (auto& q : inner)
+    f = f.then([&q](int x) {
+      q.fulfill_result(x + 1);
+      return q.finalize();
+    });
   head.fulfill_result(0);
   head.finalize();
   ASSERT_TRUE(f.ready());
@@ -523,8 +523,8 @@ TEST(Values, LargeTuple) {
   using big = future<int, double, char, std::string, std::vector<int>, long, short, float, bool, unsigned>;
   promise<int, double, char, std::string> p1;
   promise<std::vector<int>, long> p2;
-  auto all = when_all(p1.get_future(), p2.get_future(), make_future(short(7), 1.5f), make_future(),
-                      make_future(true, 9u));
+  auto all =
+      when_all(p1.get_future(), p2.get_future(), make_future(short(7), 1.5f), make_future(), make_future(true, 9u));
   static_assert(std::is_same_v<decltype(all), big>);
   p2.fulfill_result(std::vector<int>{1, 2, 3}, 4L);
   p2.finalize();
@@ -537,10 +537,9 @@ TEST(Values, LargeTuple) {
   EXPECT_EQ(std::get<4>(t), (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(std::get<6>(t), 7);
   EXPECT_EQ(std::get<9>(t), 9u);
-  auto sum = all.then([](int a, double b, char, const std::string& s, const std::vector<int>& v, long l, short sh,
-                         float f, bool, unsigned u) {
-    return a + b + double(s.size()) + double(v.size()) + double(l) + sh + f + u;
-  });
+  auto sum =
+      all.then([](int a, double b, char, const std::string& s, const std::vector<int>& v, long l, short sh, float f,
+                  bool, unsigned u) { return a + b + double(s.size()) + double(v.size()) + double(l) + sh + f + u; });
   EXPECT_DOUBLE_EQ(sum.result(), 1 + 2.0 + 100 + 3 + 4 + 7 + 1.5 + 9);
 }
 
@@ -604,9 +603,10 @@ TEST(Perf, ReadyPaths) {
   for (int i = 0; i < iters; ++i) sink += make_future(i).then([](int x) { return x + 1; }).result();
   auto t3 = clk::now();
   auto ns = [&](auto a, auto b) { return std::chrono::duration<double, std::nano>(b - a).count() / iters; };
-  std::printf("[perf] make_future()+then+wait: %.1f ns; promise+then+finalize: %.1f ns; "
-              "make_future(int)+then+result: %.1f ns\n",
-              ns(t0, t1), ns(t1, t2), ns(t2, t3));
+  std::printf(
+      "[perf] make_future()+then+wait: %.1f ns; promise+then+finalize: %.1f ns; "
+      "make_future(int)+then+result: %.1f ns\n",
+      ns(t0, t1), ns(t1, t2), ns(t2, t3));
   EXPECT_NE(sink, 0);
 }
 

@@ -10,12 +10,12 @@
 
 #include "accrete/accrete.hpp"
 
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
+#define CHECK(cond)                                                                 \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
       std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                                \
-    }                                                                            \
+      ++failures;                                                                   \
+    }                                                                               \
   } while (0)
 
 template <class E, class F>

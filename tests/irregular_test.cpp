@@ -252,15 +252,13 @@ TEST(Irregular, ValidationErrorsNameTheFragmentAndMoveNothing) {
                  "runs past");
     // Null fragments.
     DF d4{{g, 3}, {global_ptr<u64>(), 9}};
-    expect_error([&] { rput_irregular(s3.begin(), s3.end(), d4.begin(), d4.end()); }, "destination fragment 1",
-                 "null");
+    expect_error([&] { rput_irregular(s3.begin(), s3.end(), d4.begin(), d4.end()); }, "destination fragment 1", "null");
     SF s5{{local.data(), 3}, {nullptr, 9}};
     DF d5{{g, 12}};
     expect_error([&] { rput_irregular(s5.begin(), s5.end(), d5.begin(), d5.end()); }, "source fragment 1", "null");
     // Length overflow.
     SF s6{{local.data(), std::size_t(-1) / 4}};
-    expect_error([&] { rput_irregular(s6.begin(), s6.end(), d5.begin(), d5.end()); }, "source fragment 0",
-                 "overflows");
+    expect_error([&] { rput_irregular(s6.begin(), s6.end(), d5.begin(), d5.end()); }, "source fragment 0", "overflows");
     // Regular form with mismatched totals: 3 x 4 vs 2 x 5.
     std::vector<const u64*> rs{local.data(), local.data() + 4, local.data() + 8};
     std::vector<global_ptr<u64>> rd{g, g + 5};

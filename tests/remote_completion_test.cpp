@@ -53,9 +53,9 @@ TEST(RemoteCompletion, NeighbourSeesData) {
     const int right = (rank_me() + 1) % rank_n();
     std::vector<std::int64_t> src(n);
     std::iota(src.begin(), src.end(), std::int64_t(rank_me()) * 1000000);
-    auto f = rput(src.data(), bufs[std::size_t(right)], n,
-                  remote_cx::as_rpc(&check_ints, bufs[std::size_t(right)], std::uint64_t(n),
-                                    std::int64_t(rank_me()) * 1000000));
+    auto f = rput(
+        src.data(), bufs[std::size_t(right)], n,
+        remote_cx::as_rpc(&check_ints, bufs[std::size_t(right)], std::uint64_t(n), std::int64_t(rank_me()) * 1000000));
     f.wait();
     progress_until([] { return arrived == 1; });
     EXPECT_EQ(bad, 0) << "n " << n;
@@ -108,8 +108,7 @@ TEST(RemoteCompletion, SingleValueViewsAndDistObject) {
   std::string note = "from " + std::to_string(rank_me());
   rput(v, bufs[std::size_t(left)],
        remote_cx::as_rpc(
-           [](dist_object<std::vector<std::string>>& lg, global_ptr<double> where, double expect,
-              view<char> text) {
+           [](dist_object<std::vector<std::string>>& lg, global_ptr<double> where, double expect, view<char> text) {
              if (*where.local() != expect) ++bad;
              lg->emplace_back(text.begin(), text.end());
              ++arrived;

@@ -37,21 +37,51 @@ int left() { return (rank_me() + rank_n() - 1) % rank_n(); }
 
 TEST(Rpc, ResultsOfEverySupportedType) {
   int t = right();
-  EXPECT_EQ(rpc(t, [](int x) { return x + 1; }, 41).wait(), 42);
+  EXPECT_EQ(rpc(
+                t, [](int x) { return x + 1; }, 41)
+                .wait(),
+            42);
   EXPECT_EQ(rpc(t, [] { return 2.5; }).wait(), 2.5);
   EXPECT_EQ(rpc(t, [] { return true; }).wait(), true);
   EXPECT_EQ(rpc(t, [] { return std::uint64_t(1) << 40; }).wait(), std::uint64_t(1) << 40);
-  EXPECT_EQ(rpc(t, [](std::string s) { return s + "!"; }, std::string("hi")).wait(), "hi!");
-  EXPECT_EQ(rpc(t, [](const std::string& s) { return s.size(); }, "literal").wait(), 7u);
-  EXPECT_EQ(rpc(t, [](std::vector<double> v) { v.push_back(3); return v; }, std::vector<double>{1, 2}).wait(),
+  EXPECT_EQ(rpc(
+                t, [](std::string s) { return s + "!"; }, std::string("hi"))
+                .wait(),
+            "hi!");
+  EXPECT_EQ(rpc(
+                t, [](const std::string& s) { return s.size(); }, "literal")
+                .wait(),
+            7u);
+  EXPECT_EQ(rpc(
+                t,
+                [](std::vector<double> v) {
+                  v.push_back(3);
+                  return v;
+                },
+                std::vector<double>{1, 2})
+                .wait(),
             (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(rpc(t, [] { return std::array<int, 3>{1, 2, 3}; }).wait(), (std::array<int, 3>{1, 2, 3}));
-  EXPECT_EQ(rpc(t, [](int a) { return std::make_pair(a, std::to_string(a)); }, 5).wait(),
+  EXPECT_EQ(rpc(
+                t, [](int a) { return std::make_pair(a, std::to_string(a)); }, 5)
+                .wait(),
             std::make_pair(5, std::string("5")));
   EXPECT_EQ(rpc(t, [] { return std::make_tuple(1, 2.0, std::string("3")); }).wait(),
             std::make_tuple(1, 2.0, std::string("3")));
-  EXPECT_EQ(rpc(t, [](pod p) { p.a++; return p; }, pod{1, 2}).wait(), (pod{2, 2}));
-  EXPECT_EQ(rpc(t, [] { return std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}}; }).wait(),
+  EXPECT_EQ(rpc(
+                t,
+                [](pod p) {
+                  p.a++;
+                  return p;
+                },
+                pod{1, 2})
+                .wait(),
+            (pod{2, 2}));
+  EXPECT_EQ(rpc(t,
+                [] {
+                  return std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}};
+                })
+                .wait(),
             (std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}}));
   EXPECT_EQ(rpc(t, [] { return rank_me(); }).wait(), t);
   future<> done = rpc(t, [] {});
@@ -67,7 +97,10 @@ TEST(Rpc, FunctionPointersAndCaptures) {
   EXPECT_EQ(rpc(t, who).wait(), t);
   int base = 100;
   pod p{3, 4.5};
-  EXPECT_EQ(rpc(t, [base, p](int x) { return base + p.a + x; }, 1).wait(), 104);
+  EXPECT_EQ(rpc(
+                t, [base, p](int x) { return base + p.a + x; }, 1)
+                .wait(),
+            104);
   int (*null_fn)(int) = nullptr;
   EXPECT_THROW(rpc(t, null_fn, 1), error);
 }
@@ -76,8 +109,8 @@ TEST(Rpc, ManyArgumentsAndMixedTypes) {
   auto f = rpc(
       right(),
       [](int a, std::string b, std::vector<int> c, std::pair<char, double> d, std::tuple<int, std::string> e) {
-        return a + int(b.size()) + std::accumulate(c.begin(), c.end(), 0) + d.first + int(d.second) +
-               std::get<0>(e) + int(std::get<1>(e).size());
+        return a + int(b.size()) + std::accumulate(c.begin(), c.end(), 0) + d.first + int(d.second) + std::get<0>(e) +
+               int(std::get<1>(e).size());
       },
       1, std::string("ab"), std::vector<int>{1, 2, 3}, std::make_pair('\x01', 2.0),
       std::make_tuple(3, std::string("xyz")));
@@ -87,7 +120,10 @@ TEST(Rpc, ManyArgumentsAndMixedTypes) {
 TEST(Rpc, SelfRpcRunsOnlyDuringProgress) {
   bool ran = false;
   bool* flag = &ran;  // a pointer is meaningful only for rpc to self
-  auto f = rpc(rank_me(), [flag] { *flag = true; return 7; });
+  auto f = rpc(rank_me(), [flag] {
+    *flag = true;
+    return 7;
+  });
   EXPECT_FALSE(ran);  // never inside rpc() itself
   EXPECT_EQ(f.wait(), 7);
   EXPECT_TRUE(ran);
@@ -96,18 +132,25 @@ TEST(Rpc, SelfRpcRunsOnlyDuringProgress) {
 TEST(Rpc, Views) {
   std::vector<int> v(1000);
   std::iota(v.begin(), v.end(), 0);
-  auto sum = rpc(right(), [](view<int> x) { return std::accumulate(x.begin(), x.end(), std::int64_t(0)); },
-                 make_view(v.begin(), v.end()));
+  auto sum = rpc(
+      right(), [](view<int> x) { return std::accumulate(x.begin(), x.end(), std::int64_t(0)); },
+      make_view(v.begin(), v.end()));
   EXPECT_EQ(sum.wait(), 999 * 1000 / 2);
   std::list<double> l{1.5, 2.5};
-  EXPECT_EQ(rpc(right(), [](view<double> x) { return x.size() == 2 ? x[0] + x[1] : -1.0; }, make_view(l)).wait(),
+  EXPECT_EQ(rpc(
+                right(), [](view<double> x) { return x.size() == 2 ? x[0] + x[1] : -1.0; }, make_view(l))
+                .wait(),
             4.0);
   std::vector<std::string> s{"ab", "cde"};
-  EXPECT_EQ(rpc(right(), [](view<std::string> x) {
-              std::string r;
-              for (auto& e : x) r += e;
-              return r;
-            }, make_view(s)).wait(),
+  EXPECT_EQ(rpc(
+                right(),
+                [](view<std::string> x) {
+                  std::string r;
+                  for (auto& e : x) r += e;
+                  return r;
+                },
+                make_view(s))
+                .wait(),
             "abcde");
 }
 
@@ -134,7 +177,9 @@ TEST(Rpc, FutureResultsAreFlattened) {
 
 TEST(Rpc, ManyOutstandingToEveryone) {
   std::vector<future<int>> fs;
-  for (int i = 0; i < 200; ++i) fs.push_back(rpc(i % rank_n(), [](int x) { return x * x; }, i));
+  for (int i = 0; i < 200; ++i)
+    fs.push_back(rpc(
+        i % rank_n(), [](int x) { return x * x; }, i));
   for (int i = 0; i < 200; ++i) EXPECT_EQ(fs[i].wait(), i * i);
   auto all = when_all(rpc(left(), [] { return 1; }), rpc(right(), [] { return 2; }));
   EXPECT_EQ(all.wait(), std::make_tuple(1, 2));
@@ -145,7 +190,8 @@ TEST(Rpc, Teams) {
   team parity = world().split(rank_me() % 2, rank_me());
   int tr = (parity.rank_me() + 1) % parity.rank_n();
   EXPECT_EQ(rpc(parity, tr, [] { return rank_me(); }).wait(), parity.to_world(tr));
-  rpc_ff(parity, tr, [](int from) { EXPECT_EQ(from % 2, rank_me() % 2); }, rank_me());
+  rpc_ff(
+      parity, tr, [](int from) { EXPECT_EQ(from % 2, rank_me() % 2); }, rank_me());
   EXPECT_THROW(rpc(parity, parity.rank_n(), [] {}), std::out_of_range);
   barrier();
 }

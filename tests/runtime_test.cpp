@@ -182,8 +182,9 @@ TEST(Rma, SingleValuesAndFutureChains) {
   const int left = (rank_me() + rank_n() - 1) % rank_n();
   EXPECT_EQ(*cell.local(), 1000 + left);
   // then() on a communication future, flattening a nested rget.
-  auto f = rget(all[right]).then([&](std::int64_t v) { return rget(all[left]).then([v](std::int64_t w) {
-    return v + w; }); });
+  auto f = rget(all[right]).then([&](std::int64_t v) {
+    return rget(all[left]).then([v](std::int64_t w) { return v + w; });
+  });
   std::int64_t expect_right = 1000 + rank_me(), expect_left = 1000 + (left + rank_n() - 1) % rank_n();
   EXPECT_EQ(f.wait(), expect_right + expect_left);
   auto both = when_all(rget(all[right]), rget(all[left]), make_future(7));
@@ -207,8 +208,7 @@ TEST(Rma, ManyOperationsOnePromise) {
   p.finalize().wait();
   barrier();
   const int from = (rank_me() + rank_n() - 1) % rank_n();
-  for (std::size_t i = 0; i < n * ops; ++i)
-    ASSERT_EQ(mine.local()[i], (std::uint32_t(from) << 24) + i);
+  for (std::size_t i = 0; i < n * ops; ++i) ASSERT_EQ(mine.local()[i], (std::uint32_t(from) << 24) + i);
   std::vector<std::uint32_t> back(n * ops);
   promise<> g;
   for (std::size_t k = 0; k < ops; ++k) rget(all[t] + std::ptrdiff_t(k * n), back.data() + k * n, n, g);

@@ -44,7 +44,8 @@ void for_each_index(const section& s, F&& f) {
   std::vector<std::size_t> i(s.ext.size(), 0);
   for (;;) {
     std::ptrdiff_t so = s.soff, d = s.doff;
-    for (std::size_t k = 0; k < i.size(); ++k) so += std::ptrdiff_t(i[k]) * s.sstr[k], d += std::ptrdiff_t(i[k]) * s.dstr[k];
+    for (std::size_t k = 0; k < i.size(); ++k)
+      so += std::ptrdiff_t(i[k]) * s.sstr[k], d += std::ptrdiff_t(i[k]) * s.dstr[k];
     f(so, d);
     std::size_t k = i.size();
     for (;;) {
@@ -100,9 +101,7 @@ struct fixture {
     delete_array(mine_next);
     delete_array(mine_self);
   }
-  std::vector<global_ptr<u64>> targets() const {
-    return {next[(rank_me() + 1) % rank_n()], self[rank_me()]};
-  }
+  std::vector<global_ptr<u64>> targets() const { return {next[(rank_me() + 1) % rank_n()], self[rank_me()]}; }
 };
 
 std::vector<u64> read_all(global_ptr<u64> g) {
@@ -240,8 +239,7 @@ TEST(Strided, RemoteCompletionSignalsTheTarget) {
     const std::ptrdiff_t e = sizeof(u64);
     std::vector<u64> col(nx);
     for (std::size_t i = 0; i < nx; ++i) col[i] = u64(rank_me()) * 1000 + i;
-    auto f = rput_strided<1>(col.data(), {e}, g + 3, {sx * e}, {nx},
-                             remote_cx::as_rpc(arrived, u64(rank_me()) + 42));
+    auto f = rput_strided<1>(col.data(), {e}, g + 3, {sx * e}, {nx}, remote_cx::as_rpc(arrived, u64(rank_me()) + 42));
     // The signal says the predecessor's data is here: read it without a barrier.
     unsigned spins = 0;
     while (arrivals < 1) {
@@ -276,26 +274,42 @@ TEST(Strided, ValidationErrorsNameTheDimensionAndMoveNothing) {
       }
     };
     // A negative extent converted to size_t.
-    expect_error([&] { rput_strided<2>(src.data(), {e, e}, g, {e, e}, {2, std::size_t(-3)}); }, "dimension 1",
-                 "negative");
-    expect_error([&] { rget_strided<2>(g, {e, e}, src.data(), {e, e}, {std::size_t(-1), 2}); }, "dimension 0",
-                 "negative");
+    expect_error(
+        [&] {
+          rput_strided<2>(src.data(), {e, e}, g, {e, e}, {2, std::size_t(-3)});
+        },
+        "dimension 1", "negative");
+    expect_error(
+        [&] {
+          rget_strided<2>(g, {e, e}, src.data(), {e, e}, {std::size_t(-1), 2});
+        },
+        "dimension 0", "negative");
     // Section size overflows.
     expect_error(
-        [&] { rput_strided<3>(src.data(), {e, e, e}, g, {e, e, e}, {1u << 20, 1u << 20, std::size_t(1) << 30}); },
+        [&] {
+          rput_strided<3>(src.data(), {e, e, e}, g, {e, e, e}, {1u << 20, 1u << 20, std::size_t(1) << 30});
+        },
         "dimension 2", "overflow");
     // Stride times extent overflows.
-    expect_error([&] { rput_strided<2>(src.data(), {e, PTRDIFF_MAX / 2}, g, {e, e}, {2, 4}); }, "dimension 1",
-                 "overflows");
+    expect_error(
+        [&] {
+          rput_strided<2>(src.data(), {e, PTRDIFF_MAX / 2}, g, {e, e}, {2, 4});
+        },
+        "dimension 1", "overflows");
     // Runs past the end of the segment in dimension 2 only.
     const std::ptrdiff_t seg = std::ptrdiff_t(segment_size());
-    expect_error([&] { rput_strided<3>(src.data(), {e, e, e}, g, {e, e, seg}, {2, 2, 2}); }, "dimension 2",
-                 "runs past the end");
-    expect_error([&] { rget_strided<3>(g, {8 * e, e, seg / 4}, src.data(), {e, e, e}, {2, 2, 5}); }, "dimension 2",
-                 "runs past the end");
+    expect_error(
+        [&] {
+          rput_strided<3>(src.data(), {e, e, e}, g, {e, e, seg}, {2, 2, 2});
+        },
+        "dimension 2", "runs past the end");
+    expect_error(
+        [&] {
+          rget_strided<3>(g, {8 * e, e, seg / 4}, src.data(), {e, e, e}, {2, 2, 5});
+        },
+        "dimension 2", "runs past the end");
     // Reaches before the start of the segment through a negative stride.
-    expect_error([&] { rput_strided<2>(src.data(), {e, e}, g, {e, -seg}, {2, 2}); }, "dimension 1",
-                 "before the start");
+    expect_error([&] { rput_strided<2>(src.data(), {e, e}, g, {e, -seg}, {2, 2}); }, "dimension 1", "before the start");
     // The first element itself is outside.
     auto last = reinterpret_pointer_cast<u64>(reinterpret_pointer_cast<std::byte>(g) +
                                               std::ptrdiff_t(segment_size() - g.offset() - 4));

@@ -27,12 +27,10 @@ extern "C" {
 // Fortran BLAS symmetric rank-k update. The trailing arguments are the hidden
 // lengths of the character arguments (gfortran ABI); implementations written
 // in C, such as OpenBLAS, simply ignore them.
-void ssyrk_(const char* uplo, const char* trans, const int* n, const int* k, const float* alpha,
-            const float* a, const int* lda, const float* beta, float* c, const int* ldc,
-            std::size_t uplo_len, std::size_t trans_len);
-void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,
-            const double* a, const int* lda, const double* beta, double* c, const int* ldc,
-            std::size_t uplo_len, std::size_t trans_len);
+void ssyrk_(const char* uplo, const char* trans, const int* n, const int* k, const float* alpha, const float* a,
+            const int* lda, const float* beta, float* c, const int* ldc, std::size_t uplo_len, std::size_t trans_len);
+void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a,
+            const int* lda, const double* beta, double* c, const int* ldc, std::size_t uplo_len, std::size_t trans_len);
 }
 
 namespace bench::hessian {
@@ -53,8 +51,8 @@ struct params {
   int k = 0;       // rows of each Jacobian panel (0: closed-form values)
   uint64_t seed = 42;
 
-  int64_t n() const { return Lr * Ll; }   // update dimension
-  int64_t Nl() const { return N / Lr; }   // lateral nodes
+  int64_t n() const { return Lr * Ll; }  // update dimension
+  int64_t Nl() const { return N / Lr; }  // lateral nodes
 
   // Throws std::invalid_argument when the parameters cannot describe a workload.
   void validate() const {
@@ -127,7 +125,8 @@ inline uint64_t make_indices(const params& prm, int p, int64_t u, std::vector<in
   ix.resize(static_cast<std::size_t>(prm.n()));
   for (std::size_t a = Ll; a-- > 0;) {
     const int64_t l = ix[a];
-    for (int64_t r = prm.Lr; r-- > 0;) ix[a * static_cast<std::size_t>(prm.Lr) + static_cast<std::size_t>(r)] = l * prm.Lr + r;
+    for (int64_t r = prm.Lr; r-- > 0;)
+      ix[a * static_cast<std::size_t>(prm.Lr) + static_cast<std::size_t>(r)] = l * prm.Lr + r;
   }
   return s;
 }
@@ -161,7 +160,8 @@ void make_update(const params& prm, int p, int64_t u, basic_update<T>& out) {
     for (int r = 0; r < 13; ++r) table[r] = static_cast<T>(0.25f * static_cast<float>(1 + r % 7));
     thread_local std::vector<unsigned char> ri;
     ri.resize(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) ri[static_cast<std::size_t>(i)] = static_cast<unsigned char>(out.ix[static_cast<std::size_t>(i)] % 7);
+    for (int64_t i = 0; i < n; ++i)
+      ri[static_cast<std::size_t>(i)] = static_cast<unsigned char>(out.ix[static_cast<std::size_t>(i)] % 7);
     for (int64_t j = 0; j < n; ++j) {
       const int64_t cj = (3 * out.ix[static_cast<std::size_t>(j)] + p + u) % 7;
       const T* t = table + cj;
@@ -258,9 +258,7 @@ inline int64_t numroc(int64_t n, int64_t nb, int iproc, int isrcproc, int nprocs
 // Grid coordinate that owns global row/column g (source process 0).
 inline int owner(int64_t g, int64_t nb, int nprocs) { return static_cast<int>((g / nb) % nprocs); }
 // Local index of global index g in its owner's storage.
-inline int64_t global_to_local(int64_t g, int64_t nb, int nprocs) {
-  return (g / (nb * nprocs)) * nb + g % nb;
-}
+inline int64_t global_to_local(int64_t g, int64_t nb, int nprocs) { return (g / (nb * nprocs)) * nb + g % nb; }
 // Global index of local index l on grid coordinate iproc.
 inline int64_t local_to_global(int64_t l, int64_t nb, int iproc, int nprocs) {
   return (l / nb) * nb * nprocs + static_cast<int64_t>(iproc) * nb + l % nb;
@@ -315,8 +313,8 @@ double local_sum(const T* local, int64_t ld, int64_t rows, int64_t cols) {
 // mismatches to stderr and returns the number of mismatching entries.
 // Cost: P*U update generations; meant for tiny/small sizes.
 template <class T>
-int64_t full_check(const params& prm, int P, int myrow, int mycol, const T* local, int64_t ld,
-                   double rtol = 0.0, int max_print = 5) {
+int64_t full_check(const params& prm, int P, int myrow, int mycol, const T* local, int64_t ld, double rtol = 0.0,
+                   int max_print = 5) {
   const auto [Pr, Pc] = grid_shape(P);
   const int64_t rows = numroc(prm.N, MB, myrow, 0, Pr);
   const int64_t cols = numroc(prm.N, NB, mycol, 0, Pc);
@@ -336,7 +334,8 @@ int64_t full_check(const params& prm, int P, int myrow, int mycol, const T* loca
         if (owner_col(g, Pc) == mycol) mine_c.emplace_back(i, local_col(g, Pc));
       }
       for (auto [j, lc] : mine_c)
-        for (auto [i, lr] : mine_r) expect[static_cast<std::size_t>(lr + lc * eld)] += up.B[static_cast<std::size_t>(i + j * n)];
+        for (auto [i, lr] : mine_r)
+          expect[static_cast<std::size_t>(lr + lc * eld)] += up.B[static_cast<std::size_t>(i + j * n)];
     }
   }
   int64_t bad = 0;

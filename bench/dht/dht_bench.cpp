@@ -134,17 +134,26 @@ class mpi_table {
         std::uint64_t k;
         std::memcpy(&k, rbuf_.data(), sizeof k);
         auto it = map_.find(k);
-        if (it == map_.end()) send(s.MPI_SOURCE, tag_missing, {});
-        else send(s.MPI_SOURCE, tag_value, std::vector<char>(it->second.begin(), it->second.end()));
+        if (it == map_.end())
+          send(s.MPI_SOURCE, tag_missing, {});
+        else
+          send(s.MPI_SOURCE, tag_value, std::vector<char>(it->second.begin(), it->second.end()));
         break;
       }
-      case tag_ack: case tag_missing: got_reply_ = true; break;
+      case tag_ack:
+      case tag_missing:
+        got_reply_ = true;
+        break;
       case tag_value:
         got_reply_ = true;
         if (reply_) *reply_ = std::string(rbuf_.data(), rbuf_.size());
         break;
-      case tag_done: ++done_seen_; break;
-      default: std::fprintf(stderr, "bench_dht: unexpected tag %d\n", s.MPI_TAG); std::abort();
+      case tag_done:
+        ++done_seen_;
+        break;
+      default:
+        std::fprintf(stderr, "bench_dht: unexpected tag %d\n", s.MPI_TAG);
+        std::abort();
     }
     return true;
   }
@@ -270,12 +279,18 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--reps") reps = std::atoi(next().c_str());
-    else if (a == "--n8") n8 = std::size_t(std::atoll(next().c_str()));
-    else if (a == "--n512") n512 = std::size_t(std::atoll(next().c_str()));
-    else if (a == "--n8k") n8k = std::size_t(std::atoll(next().c_str()));
-    else if (a == "--json") json_path = next();
-    else if (a == "--tables") tables = next();
+    if (a == "--reps")
+      reps = std::atoi(next().c_str());
+    else if (a == "--n8")
+      n8 = std::size_t(std::atoll(next().c_str()));
+    else if (a == "--n512")
+      n512 = std::size_t(std::atoll(next().c_str()));
+    else if (a == "--n8k")
+      n8k = std::size_t(std::atoll(next().c_str()));
+    else if (a == "--json")
+      json_path = next();
+    else if (a == "--tables")
+      tables = next();
     else if (a == "--sizes") {
       sizes.clear();
       std::string s = next();
@@ -358,8 +373,8 @@ int main(int argc, char** argv) {
   const double load_after = load_average();
   if (me == 0) {
     std::printf("DHT, %s, P = %d (%s), node size %s, median of %d reps, ops/s per process (load avg %.1f -> %.1f)\n",
-                mpi.c_str(), P, node_local_all ? "all node-local" : "some remote", ns ? ns : "real", reps,
-                load_before, load_after);
+                mpi.c_str(), P, node_local_all ? "all node-local" : "some remote", ns ? ns : "real", reps, load_before,
+                load_after);
     std::printf("%-8s %-6s %8s %14s %14s %10s %10s\n", "value", "table", "N", "inserts/s", "finds/s", "ins/mpi",
                 "find/mpi");
     for (std::size_t i = 0; i < results.size(); ++i) {
@@ -381,8 +396,8 @@ int main(int argc, char** argv) {
         for (std::size_t j = 0; j < v.size(); ++j) s += (j ? ", " : "") + std::to_string(long(v[j]));
         return s + "]";
       };
-      js += std::string(i ? ", " : "") + "{\"table\": \"" + r.variant + "\", \"value_bytes\": " +
-            std::to_string(r.bytes) + ", \"n\": " + std::to_string(r.n) +
+      js += std::string(i ? ", " : "") + "{\"table\": \"" + r.variant +
+            "\", \"value_bytes\": " + std::to_string(r.bytes) + ", \"n\": " + std::to_string(r.n) +
             ", \"inserts_per_s\": " + std::to_string(long(median(r.ins))) +
             ", \"finds_per_s\": " + std::to_string(long(median(r.fnd))) + ", \"insert_reps\": " + list(r.ins) +
             ", \"find_reps\": " + list(r.fnd) + "}";

@@ -68,7 +68,7 @@ struct node {
   int depth = 0;
   std::vector<int> idx;  // separator (sorted) then boundary (sorted), grid indices
   int nsep = 0;
-  double work = 0;  // subtree work, for proportional mapping
+  double work = 0;     // subtree work, for proportional mapping
   int t0 = 0, tn = 1;  // team: world ranks [t0, t0 + tn)
   int pr = 1, pc = 1;  // the team's process grid
   int size() const { return int(idx.size()); }
@@ -242,8 +242,10 @@ class problem {
       const node& x = nodes[v];
       if (!x.member(me_)) continue;
       if (!x.children.empty()) {
-        if (x.tn == 1) local_parents_.push_back(v);
-        else dist_parents_.push_back(v);
+        if (x.tn == 1)
+          local_parents_.push_back(v);
+        else
+          dist_parents_.push_back(v);
         front_[v].resize(std::size_t(std::max<std::int64_t>(1, local_rows(v, false))) * local_cols(v, false));
       }
       if (x.parent >= 0) {
@@ -316,9 +318,15 @@ class problem {
   void run(variant v) {
     for (int p : dist_parents_) {
       switch (v) {
-        case variant::rpc: eadd_rpc(p); break;
-        case variant::alltoallv: eadd_alltoallv(p); break;
-        case variant::p2p: eadd_p2p(p); break;
+        case variant::rpc:
+          eadd_rpc(p);
+          break;
+        case variant::alltoallv:
+          eadd_alltoallv(p);
+          break;
+        case variant::p2p:
+          eadd_p2p(p);
+          break;
       }
     }
   }

@@ -66,12 +66,18 @@ options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     auto arg = [&](const char* name) { return std::strcmp(argv[i], name) == 0 && i + 1 < argc; };
-    if (arg("--n")) o.ns = parse_list(argv[++i]);
-    else if (arg("--leaf")) o.leaf = std::atoi(argv[++i]);
-    else if (arg("--nb")) o.nb = std::atoi(argv[++i]);
-    else if (arg("--reps")) o.reps = std::max(1, std::atoi(argv[++i]));
-    else if (arg("--chunk")) o.chunk = std::atol(argv[++i]);
-    else if (arg("--json")) o.json = argv[++i];
+    if (arg("--n"))
+      o.ns = parse_list(argv[++i]);
+    else if (arg("--leaf"))
+      o.leaf = std::atoi(argv[++i]);
+    else if (arg("--nb"))
+      o.nb = std::atoi(argv[++i]);
+    else if (arg("--reps"))
+      o.reps = std::max(1, std::atoi(argv[++i]));
+    else if (arg("--chunk"))
+      o.chunk = std::atol(argv[++i]);
+    else if (arg("--json"))
+      o.json = argv[++i];
     else {
       if (rank_me() == 0) std::fprintf(stderr, "bench_extend_add: unknown argument %s\n", argv[i]);
       std::exit(2);
@@ -170,7 +176,8 @@ int main(int argc, char** argv) {
                   r.ok ? "exact" : "MISMATCH");
       all_ok = all_ok && r.ok;
     }
-    std::printf("\nwhere the time goes (ms per pass, mean over reps, max over processes; rpc: unpack runs inside wait)\n");
+    std::printf(
+        "\nwhere the time goes (ms per pass, mean over reps, max over processes; rpc: unpack runs inside wait)\n");
     std::printf("%4s %-17s %8s %8s %8s %8s %8s %6s\n", "n", "variant", "pack", "send", "direct", "wait", "unpack",
                 "msgs");
     for (const row& r : rows)
@@ -181,17 +188,16 @@ int main(int argc, char** argv) {
       }
     if (!o.json.empty()) {
       if (FILE* f = std::fopen(o.json.c_str(), "w")) {
-        std::fprintf(f, "{\"P\": %d, \"leaf\": %d, \"nb\": %d, \"rpc_chunk\": %ld, \"reps\": %d, \"cases\": [", P, o.leaf,
-                     o.nb, o.chunk, o.reps);
+        std::fprintf(f, "{\"P\": %d, \"leaf\": %d, \"nb\": %d, \"rpc_chunk\": %ld, \"reps\": %d, \"cases\": [", P,
+                     o.leaf, o.nb, o.chunk, o.reps);
         for (std::size_t i = 0; i < rows.size(); ++i) {
           const row& r = rows[i];
-          std::fprintf(f, "%s\n  {\"n\": %d, \"root_front\": %d, \"max_front\": %d, \"dist_fronts\": %d, ", i ? "," : "",
-                       r.n, r.root, r.biggest, r.dist_fronts);
+          std::fprintf(f, "%s\n  {\"n\": %d, \"root_front\": %d, \"max_front\": %d, \"dist_fronts\": %d, ",
+                       i ? "," : "", r.n, r.root, r.biggest, r.dist_fronts);
           std::fprintf(f, "\"mb_moved\": %.3f, \"local_eadd_s\": %.6f, \"exact\": %s, \"variants\": {", r.mb, r.local_s,
                        r.ok ? "true" : "false");
           for (int k = 0; k < nvar; ++k) {
-            std::fprintf(f, "%s\"%s\": {\"median_s\": %.6f, \"reps_s\": [", k ? ", " : "", names[k],
-                         median(r.t[k]));
+            std::fprintf(f, "%s\"%s\": {\"median_s\": %.6f, \"reps_s\": [", k ? ", " : "", names[k], median(r.t[k]));
             for (std::size_t j = 0; j < r.t[k].size(); ++j) std::fprintf(f, "%s%.6f", j ? ", " : "", r.t[k][j]);
             const ea::profile& q = r.prof[k];
             std::fprintf(f,

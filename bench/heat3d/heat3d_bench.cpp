@@ -31,14 +31,22 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     int v = std::atoi(argv[i + 1]);
-    if (a == "--n") cfg.nx = cfg.ny = cfg.nz = v;
-    else if (a == "--nx") cfg.nx = v;
-    else if (a == "--ny") cfg.ny = v;
-    else if (a == "--nz") cfg.nz = v;
-    else if (a == "--steps") cfg.steps = v;
-    else if (a == "--reps") reps = std::max(3, v);
-    else if (a == "--check-every") cfg.check_every = v;
-    else if (a == "--json") json = argv[i + 1];
+    if (a == "--n")
+      cfg.nx = cfg.ny = cfg.nz = v;
+    else if (a == "--nx")
+      cfg.nx = v;
+    else if (a == "--ny")
+      cfg.ny = v;
+    else if (a == "--nz")
+      cfg.nz = v;
+    else if (a == "--steps")
+      cfg.steps = v;
+    else if (a == "--reps")
+      reps = std::max(3, v);
+    else if (a == "--check-every")
+      cfg.check_every = v;
+    else if (a == "--json")
+      json = argv[i + 1];
     else {
       std::fprintf(stderr, "bench_heat3d: unknown option %s\n", a.c_str());
       return 2;
@@ -65,7 +73,8 @@ int main(int argc, char** argv) {
       for (int v = 1; v < 4; ++v)
         if (!sol.identical(sol.final_field(0), sol.final_field(v))) {
           ok = 0;
-          if (me == 0) std::fprintf(stderr, "bench_heat3d: variant %s differs from sendrecv\n", heat3d::variant_name(v));
+          if (me == 0)
+            std::fprintf(stderr, "bench_heat3d: variant %s differs from sendrecv\n", heat3d::variant_name(v));
         }
     }
     sum = sol.checksum(sol.final_field(0));
@@ -73,11 +82,11 @@ int main(int argc, char** argv) {
       const auto& d = sol.dims();
       const char* env = std::getenv("ACCRETE_NODE_SIZE");
       std::printf("heat3d %dx%dx%d, %d steps, P=%d (%dx%dx%d), node size %d (%s), %d reps, MPI %s\n", cfg.nx, cfg.ny,
-                  cfg.nz, cfg.steps, np, d[0], d[1], d[2], node_n, env ? "ACCRETE_NODE_SIZE" : "real",
-                  reps, ACCRETE_BENCH_MPI);
+                  cfg.nz, cfg.steps, np, d[0], d[1], d[2], node_n, env ? "ACCRETE_NODE_SIZE" : "real", reps,
+                  ACCRETE_BENCH_MPI);
       std::printf("fields: %s (checksum %.17g)\n", ok ? "bit-identical across variants" : "DIFFER", sum);
-      std::printf("%-10s %12s %12s %14s %14s %14s\n", "variant", "compute_s", "halo_s", "halo_us/step",
-                  "halo vs (2)", "halo vs (1)");
+      std::printf("%-10s %12s %12s %14s %14s %14s\n", "variant", "compute_s", "halo_s", "halo_us/step", "halo vs (2)",
+                  "halo vs (1)");
       double h1 = median(halo[0]), h2 = median(halo[1]);
       for (int v = 0; v < 4; ++v) {
         double c = median(comp[v]), h = median(halo[v]);

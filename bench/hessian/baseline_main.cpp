@@ -41,14 +41,22 @@ options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--preset") o.preset = value();
-    else if (a == "--k") o.k = std::stoi(value());
-    else if (a == "--U") o.U = std::stoll(value());
-    else if (a == "--reps") o.reps = std::stoi(value());
-    else if (a == "--only") o.only = value();
-    else if (a == "--full-check") o.full_check = true;
-    else if (a == "--ld-pad") o.ld_pad = std::stoll(value());
-    else throw std::invalid_argument("unknown argument " + a);
+    if (a == "--preset")
+      o.preset = value();
+    else if (a == "--k")
+      o.k = std::stoi(value());
+    else if (a == "--U")
+      o.U = std::stoll(value());
+    else if (a == "--reps")
+      o.reps = std::stoi(value());
+    else if (a == "--only")
+      o.only = value();
+    else if (a == "--full-check")
+      o.full_check = true;
+    else if (a == "--ld-pad")
+      o.ld_pad = std::stoll(value());
+    else
+      throw std::invalid_argument("unknown argument " + a);
   }
   return o;
 }
@@ -87,11 +95,13 @@ int run(int argc, char** argv) {
   std::vector<std::pair<std::string, double>> best;
   auto report = [&](const char* name, const bh::baseline_timing& t, bool check_local) {
     auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == name; });
-    if (it == best.end()) best.emplace_back(name, t.total);
-    else it->second = std::min(it->second, t.total);
+    if (it == best.end())
+      best.emplace_back(name, t.total);
+    else
+      it->second = std::min(it->second, t.total);
     const bool exact = prm.k == 0;
-    const bool sum_ok = exact ? t.checksum == expected
-                              : std::fabs(t.checksum - expected) <= 1e-5 * std::max(1.0, std::fabs(expected));
+    const bool sum_ok =
+        exact ? t.checksum == expected : std::fabs(t.checksum - expected) <= 1e-5 * std::max(1.0, std::fabs(expected));
     long long bad = 0;
     if (check_local && full) {
       const long long mybad = bh::full_check(prm, P, L.myrow, L.mycol, local.data(), L.ld, exact ? 0.0 : 1e-4);
@@ -101,11 +111,12 @@ int run(int argc, char** argv) {
     if (rank == 0) {
       const double upd = static_cast<double>(P) * static_cast<double>(prm.U);
       const double nn = static_cast<double>(prm.n()) * static_cast<double>(prm.n());
-      std::printf("%-20s T=%.4f s  gen=%.4f bin=%.4f comm=%.4f apply=%.4f setup=%.4f  upd/s=%.1f  GB/s=%.2f"
-                  "  moved=%.1f MB  checksum %s%s\n",
-                  name, t.total, t.gen, t.bin, t.comm, t.apply, t.setup, upd / t.total,
-                  upd * nn * 4 / t.total / 1e9, static_cast<double>(t.bytes) / 1e6, sum_ok ? "ok" : "WRONG",
-                  check_local && full ? (bad == 0 ? "  full_check ok" : "  full_check FAILED") : "");
+      std::printf(
+          "%-20s T=%.4f s  gen=%.4f bin=%.4f comm=%.4f apply=%.4f setup=%.4f  upd/s=%.1f  GB/s=%.2f"
+          "  moved=%.1f MB  checksum %s%s\n",
+          name, t.total, t.gen, t.bin, t.comm, t.apply, t.setup, upd / t.total, upd * nn * 4 / t.total / 1e9,
+          static_cast<double>(t.bytes) / 1e6, sum_ok ? "ok" : "WRONG",
+          check_local && full ? (bad == 0 ? "  full_check ok" : "  full_check FAILED") : "");
       if (!sum_ok) std::printf("  checksum %.17g expected %.17g\n", t.checksum, expected);
     }
   };
@@ -126,7 +137,8 @@ int run(int argc, char** argv) {
       std::fill(local.begin(), local.end(), 0.0f);
       report("alltoallv", bh::baseline_alltoallv(prm, MPI_COMM_WORLD, local.data(), L.ld, L.rows, L.cols), true);
     }
-    if (opt.only.empty() || opt.only == "bound") report("bound_local_apply", bh::bound_local_apply(prm, MPI_COMM_WORLD), false);
+    if (opt.only.empty() || opt.only == "bound")
+      report("bound_local_apply", bh::bound_local_apply(prm, MPI_COMM_WORLD), false);
   }
   if (rank == 0 && opt.reps > 1)
     for (const auto& [name, T] : best) std::printf("best %-20s T=%.4f s\n", name.c_str(), T);

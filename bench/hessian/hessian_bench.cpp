@@ -153,12 +153,18 @@ int main(int argc, char** argv) {
       }
       return argv[++a];
     };
-    if (s == "--preset") preset = val();
-    else if (s == "--reps") reps = std::stoi(val());
-    else if (s == "--k") k = std::stoi(val());
-    else if (s == "--json") json = val();
-    else if (s == "--only") only = val();
-    else if (s == "--no-baselines") baselines = false;
+    if (s == "--preset")
+      preset = val();
+    else if (s == "--reps")
+      reps = std::stoi(val());
+    else if (s == "--k")
+      k = std::stoi(val());
+    else if (s == "--json")
+      json = val();
+    else if (s == "--only")
+      only = val();
+    else if (s == "--no-baselines")
+      baselines = false;
     else {
       std::fprintf(stderr, "bench_hessian: unknown argument %s\n", s.c_str());
       return 2;
@@ -171,7 +177,9 @@ int main(int argc, char** argv) {
   const auto [pr, pc] = hw::grid_shape(P);
   process_grid grid(world().mpi_comm(), pr, pc);
   const auto lay = hw::make_layout(prm, P, me);
-  auto wanted = [&](const std::string& n) { return only.empty() || ("," + only + ",").find("," + n + ",") != std::string::npos; };
+  auto wanted = [&](const std::string& n) {
+    return only.empty() || ("," + only + ",").find("," + n + ",") != std::string::npos;
+  };
 
   struct impl {
     std::string name;
@@ -239,8 +247,8 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
     std::printf("median of %d repetitions; times are the maximum over processes; load average %.2f\n", reps, load);
-    std::printf("%-20s %9s %10s %8s %8s %8s %8s %8s %8s %9s %8s %s\n", "implementation", "T [s]", "updates/s",
-                "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "T/bound", "checksum");
+    std::printf("%-20s %9s %10s %8s %8s %8s %8s %8s %8s %9s %8s %s\n", "implementation", "T [s]", "updates/s", "GB/s",
+                "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "T/bound", "checksum");
     js << "{\"workload\":\"hessian\",\"preset\":\"" << preset << "\",\"N\":" << prm.N << ",\"n\":" << prm.n()
        << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
        << "],\"node_size\":\"" << (ns ? ns : "real") << "\",\"mpi\":\"" << mv << "\",\"reps\":" << reps
@@ -266,15 +274,15 @@ int main(int argc, char** argv) {
     const double t = median(T), bytes = r.reps.empty() ? 0 : r.reps[0].bytes;
     if (me == 0) {
       std::printf("%-20s %9.4f %10.1f %8.2f %8.3f %8.3f %8.3f %8.3f %8.2f %9.0f %8.2f %s\n", r.name.c_str(), t,
-                  double(P) * double(prm.U) / t, elems * 4 / t / 1e9, median(bin), median(mv), median(ap),
-                  median(wt), bytes / elems, r.rss, bound_T > 0 ? t / bound_T : 0.0,
+                  double(P) * double(prm.U) / t, elems * 4 / t / 1e9, median(bin), median(mv), median(ap), median(wt),
+                  bytes / elems, r.rss, bound_T > 0 ? t / bound_T : 0.0,
                   r.name == "compute_only" ? "-" : (ok ? "ok" : "MISMATCH"));
       js << (first ? "" : ",") << "{\"name\":\"" << r.name << "\",\"T\":" << t
          << ",\"updates_per_s\":" << double(P) * double(prm.U) / t << ",\"GBps\":" << elems * 4 / t / 1e9
          << ",\"bin\":" << median(bin) << ",\"move\":" << median(mv) << ",\"apply\":" << median(ap)
          << ",\"wait\":" << median(wt) << ",\"bytes_per_element\":" << bytes / elems << ",\"peak_rss_mib\":" << r.rss
-         << ",\"ratio_to_bound\":" << (bound_T > 0 ? t / bound_T : 0.0) << ",\"checksum_ok\":" << (ok ? "true" : "false")
-         << ",\"T_reps\":[";
+         << ",\"ratio_to_bound\":" << (bound_T > 0 ? t / bound_T : 0.0)
+         << ",\"checksum_ok\":" << (ok ? "true" : "false") << ",\"T_reps\":[";
       for (std::size_t i = 0; i < T.size(); ++i) js << (i ? "," : "") << T[i];
       js << "]}";
       first = false;

@@ -131,8 +131,8 @@ baseline_timing finish(baseline_timing mine, double my_sum, MPI_Comm comm) {
 // ---------------------------------------------------------------------------
 // (a) MPI_Accumulate with one indexed target datatype per (update, owner)
 // ---------------------------------------------------------------------------
-baseline_timing baseline_accumulate(const params& prm, MPI_Comm comm, float* local, int64_t ld,
-                                    int64_t local_rows, int64_t local_cols, accumulate_sync sync) {
+baseline_timing baseline_accumulate(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
+                                    int64_t local_cols, accumulate_sync sync) {
   check_args(prm, comm, ld, local_rows, local_cols);
   int P = 0, rank = 0;
   MPI_Comm_size(comm, &P);
@@ -154,8 +154,7 @@ baseline_timing baseline_accumulate(const params& prm, MPI_Comm comm, float* loc
   // fastest accumulate path.
   MPI_Info_set(info, "accumulate_ops", "same_op");
   MPI_Info_set(info, "accumulate_ordering", "none");
-  MPI_Win_allocate(static_cast<MPI_Aint>(local_elems * sizeof(float)), sizeof(float), info, comm, &win_base,
-                   &win);
+  MPI_Win_allocate(static_cast<MPI_Aint>(local_elems * sizeof(float)), sizeof(float), info, comm, &win_base, &win);
   MPI_Info_free(&info);
   if (local_elems) std::memcpy(win_base, local, local_elems * sizeof(float));
   // A target's column stride is its own ld, which its caller may have padded
@@ -315,8 +314,8 @@ void apply_segments(const int32_t* w, const int32_t* end, float* local, int64_t 
 }
 }  // namespace
 
-baseline_timing baseline_alltoallv(const params& prm, MPI_Comm comm, float* local, int64_t ld,
-                                   int64_t local_rows, int64_t local_cols) {
+baseline_timing baseline_alltoallv(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
+                                   int64_t local_cols) {
   check_args(prm, comm, ld, local_rows, local_cols);
   int P = 0, rank = 0;
   MPI_Comm_size(comm, &P);
@@ -386,8 +385,8 @@ baseline_timing baseline_alltoallv(const params& prm, MPI_Comm comm, float* loca
   }
   recvbuf.resize(static_cast<std::size_t>(roff[Pz] * UNIT));
   t.comm += clk.lap();
-  MPI_Alltoallv(sendbuf.data(), scount.data(), sdispl.data(), unit, recvbuf.data(), rcount.data(), rdispl.data(),
-                unit, comm);
+  MPI_Alltoallv(sendbuf.data(), scount.data(), sdispl.data(), unit, recvbuf.data(), rcount.data(), rdispl.data(), unit,
+                comm);
   t.comm += clk.lap();
   for (std::size_t q = 0; q < Pz; ++q) {
     const int32_t* w = recvbuf.data() + roff[q] * UNIT;

@@ -62,16 +62,16 @@ enum class accumulate_sync {
 // MPI_Win_create at P = 1 with its default components); `local` is copied in
 // and out around the timed region, and that copy and the window allocation are
 // reported as setup.
-baseline_timing baseline_accumulate(const params& prm, MPI_Comm comm, float* local, int64_t ld,
-                                    int64_t local_rows, int64_t local_cols,
+baseline_timing baseline_accumulate(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
+                                    int64_t local_cols,
                                     accumulate_sync sync = accumulate_sync::flush_local_double_buffer);
 
 // (b) Bulk-synchronous binning: every update is generated and its elements are
 // packed per owner (compact run-length format, own elements applied at once);
 // one MPI_Alltoall of counts and one MPI_Alltoallv at the end, after which
 // each rank applies what it received.
-baseline_timing baseline_alltoallv(const params& prm, MPI_Comm comm, float* local, int64_t ld,
-                                   int64_t local_rows, int64_t local_cols);
+baseline_timing baseline_alltoallv(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
+                                   int64_t local_cols);
 
 // (c) Lower bound, no communication: each rank generates its own updates and
 // adds every element (a, b) into a private array with the maximal local

@@ -82,11 +82,11 @@ inline void clobber() { asm volatile("" ::: "memory"); }
 }
 
 struct buffers {
-  std::byte* src = nullptr;     // rank 0: origin of puts
-  std::byte* dst = nullptr;     // rank 0: destination of gets
-  std::byte* mtarget = nullptr; // rank 0: memcpy's stand-in for the target
-  gptr target;                  // rank 1's segment
-  MPI_Win win = MPI_WIN_NULL;   // equivalent window (target region on rank 1)
+  std::byte* src = nullptr;      // rank 0: origin of puts
+  std::byte* dst = nullptr;      // rank 0: destination of gets
+  std::byte* mtarget = nullptr;  // rank 0: memcpy's stand-in for the target
+  gptr target;                   // rank 1's segment
+  MPI_Win win = MPI_WIN_NULL;    // equivalent window (target region on rank 1)
   MPI_Win win_alt = MPI_WIN_NULL;
 };
 
@@ -321,9 +321,12 @@ point measure(const buffers& b, std::size_t n, op_t op, kind_t kind, const optio
 
 std::string human(std::size_t n) {
   char buf[32];
-  if (n >= (std::size_t{1} << 20) && n % (std::size_t{1} << 20) == 0) std::snprintf(buf, sizeof buf, "%zuM", n >> 20);
-  else if (n >= 1024 && n % 1024 == 0) std::snprintf(buf, sizeof buf, "%zuK", n >> 10);
-  else std::snprintf(buf, sizeof buf, "%zu", n);
+  if (n >= (std::size_t{1} << 20) && n % (std::size_t{1} << 20) == 0)
+    std::snprintf(buf, sizeof buf, "%zuM", n >> 20);
+  else if (n >= 1024 && n % 1024 == 0)
+    std::snprintf(buf, sizeof buf, "%zuK", n >> 10);
+  else
+    std::snprintf(buf, sizeof buf, "%zu", n);
   return buf;
 }
 
@@ -347,9 +350,12 @@ std::string flavor(const std::string& v) {
 std::string json_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (static_cast<unsigned char>(c) < 0x20) o += ' ';
-    else o += c;
+    if (c == '"' || c == '\\')
+      o += '\\', o += c;
+    else if (static_cast<unsigned char>(c) < 0x20)
+      o += ' ';
+    else
+      o += c;
   }
   return o;
 }
@@ -426,8 +432,9 @@ void write_json(const std::string& file, const std::vector<point>& pts, const op
       for (std::size_t r = 0; r < s.reps.size(); ++r) std::fprintf(f, "%s%.6g", r ? ", " : "", s.reps[r]);
       std::fprintf(f, "]},\n");
     }
-    std::fprintf(f, "     \"ratio_accrete_mpi\": %.4f, \"ratio_accrete_memcpy\": %.4f, \"misses_mpi_goal\": %s, "
-                    "\"misses_memcpy_goal\": %s}%s\n",
+    std::fprintf(f,
+                 "     \"ratio_accrete_mpi\": %.4f, \"ratio_accrete_memcpy\": %.4f, \"misses_mpi_goal\": %s, "
+                 "\"misses_memcpy_goal\": %s}%s\n",
                  ratio(p, "mpi"), ratio(p, "memcpy"), misses_mpi(p) ? "true" : "false",
                  misses_memcpy(p, local) ? "true" : "false", i + 1 < pts.size() ? "," : "");
   }
@@ -443,22 +450,33 @@ options parse(int argc, char** argv) {
       if (i + 1 >= argc) die("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--json") o.json = next();
-    else if (a == "--reps") o.reps = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--target-ms") o.target_ms = std::max(0.1, std::atof(next().c_str()));
-    else if (a == "--min-size") o.min_size = std::size_t(std::atoll(next().c_str()));
-    else if (a == "--max-size") o.max_size = std::min(kRegion, std::size_t(std::atoll(next().c_str())));
-    else if (a == "--quick") o.reps = 5, o.target_ms = 3.0;
+    if (a == "--json")
+      o.json = next();
+    else if (a == "--reps")
+      o.reps = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--target-ms")
+      o.target_ms = std::max(0.1, std::atof(next().c_str()));
+    else if (a == "--min-size")
+      o.min_size = std::size_t(std::atoll(next().c_str()));
+    else if (a == "--max-size")
+      o.max_size = std::min(kRegion, std::size_t(std::atoll(next().c_str())));
+    else if (a == "--quick")
+      o.reps = 5, o.target_ms = 3.0;
     else if (a == "--idle") {
       std::string v = next();
-      if (v == "spin") o.spin = true;
-      else if (v == "barrier") o.spin = false;
-      else die("--idle takes barrier or spin, not '" + v + "'");
-    }
-    else if (a == "-h" || a == "--help") {
-      std::printf("usage: bench_rma [--json PATH] [--reps N] [--target-ms X] [--min-size B] [--max-size B] [--quick] [--idle barrier|spin]\n");
+      if (v == "spin")
+        o.spin = true;
+      else if (v == "barrier")
+        o.spin = false;
+      else
+        die("--idle takes barrier or spin, not '" + v + "'");
+    } else if (a == "-h" || a == "--help") {
+      std::printf(
+          "usage: bench_rma [--json PATH] [--reps N] [--target-ms X] [--min-size B] [--max-size B] [--quick] [--idle "
+          "barrier|spin]\n");
       std::exit(0);
-    } else die("unknown argument '" + a + "'");
+    } else
+      die("unknown argument '" + a + "'");
   }
   o.min_size = std::max<std::size_t>(1, o.min_size);
   return o;
@@ -544,16 +562,18 @@ int main(int argc, char** argv) {
   if (me == 0) {
     const char* ns = std::getenv("ACCRETE_NODE_SIZE");
     std::printf("bench_rma: %s\n", ver.c_str());
-    std::printf("mode %s: P = 2, rank 0 -> rank 1, ACCRETE_NODE_SIZE=%s, accrete path: %s "
-                "(global_ptr::is_local() = %s)\n",
-                mode.c_str(), ns ? ns : "(unset)", path, is_local_path ? "true" : "false");
+    std::printf(
+        "mode %s: P = 2, rank 0 -> rank 1, ACCRETE_NODE_SIZE=%s, accrete path: %s "
+        "(global_ptr::is_local() = %s)\n",
+        mode.c_str(), ns ? ns : "(unset)", path, is_local_path ? "true" : "false");
     std::printf("rank 1 idles in %s\n", o.spin ? "a spin on accrete::progress() (--idle spin)" : "accrete::barrier()");
     std::printf("MPI baseline: MPI_Put/MPI_Get + MPI_Win_flush on %s over MPI_COMM_WORLD, lock_all%s\n", win_name,
                 alt ? "; MPI(alloc): same on MPI_Win_allocate" : "");
     if (is_local_path) std::printf("direct: memcpy to/from the same segment addresses accrete uses (diagnostic)\n");
-    std::printf("memcpy: within rank 0, private buffers. reps %d, ~%.1f ms each; flood = min(256, max(4, 16 MiB/size)) "
-                "ops; wall %.1f s\n",
-                o.reps, o.target_ms, secs);
+    std::printf(
+        "memcpy: within rank 0, private buffers. reps %d, ~%.1f ms each; flood = min(256, max(4, 16 MiB/size)) "
+        "ops; wall %.1f s\n",
+        o.reps, o.target_ms, secs);
     print_table(pts, kind_t::lat, is_local_path, alt, path);
     print_table(pts, kind_t::bw, is_local_path, alt, path);
     write_json(o.json, pts, o, ver, mode, is_local_path, win_name, alt, secs);

@@ -85,8 +85,10 @@ std::vector<std::size_t> remote_offsets(const shape& s) {
     for (std::size_t d = 0; d < idx.size(); ++d) o += idx[d] * std::size_t(s.rstr[d]);
     off.push_back(o);
     for (std::size_t d = idx.size(); d-- > 0;)
-      if (++idx[d] < s.ext[d]) break;
-      else idx[d] = 0;
+      if (++idx[d] < s.ext[d])
+        break;
+      else
+        idx[d] = 0;
   }
   return off;
 }
@@ -130,9 +132,12 @@ int main(int argc, char** argv) {
   options opt;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--reps") opt.reps = std::max(3, std::atoi(argv[i + 1]));
-    else if (a == "--target-ms") opt.target_ms = std::atof(argv[i + 1]);
-    else if (a == "--json") opt.json = argv[i + 1];
+    if (a == "--reps")
+      opt.reps = std::max(3, std::atoi(argv[i + 1]));
+    else if (a == "--target-ms")
+      opt.target_ms = std::atof(argv[i + 1]);
+    else if (a == "--json")
+      opt.json = argv[i + 1];
   }
   const int me = accrete::rank_me();
   if (accrete::rank_n() != 2) {
@@ -175,12 +180,16 @@ int main(int argc, char** argv) {
       if (s.irregular)
         for (std::size_t i = 0; i < s.frags; ++i) rfr.push_back({peer + std::ptrdiff_t(roff[i]), s.frag});
       auto acc_put = [&] {
-        if (s.irregular) accrete::rput_irregular(lsrc.begin(), lsrc.end(), rfr.begin(), rfr.end()).wait();
-        else accrete::rput_strided<double>(src.data(), lstr, peer, rstr_b, s.ext).wait();
+        if (s.irregular)
+          accrete::rput_irregular(lsrc.begin(), lsrc.end(), rfr.begin(), rfr.end()).wait();
+        else
+          accrete::rput_strided<double>(src.data(), lstr, peer, rstr_b, s.ext).wait();
       };
       auto acc_get = [&] {
-        if (s.irregular) accrete::rget_irregular(rfr.begin(), rfr.end(), ldst.begin(), ldst.end()).wait();
-        else accrete::rget_strided<double>(peer, rstr_b, dst.data(), lstr, s.ext).wait();
+        if (s.irregular)
+          accrete::rget_irregular(rfr.begin(), rfr.end(), ldst.begin(), ldst.end()).wait();
+        else
+          accrete::rget_strided<double>(peer, rstr_b, dst.data(), lstr, s.ext).wait();
       };
       auto mpi_put = [&] {
         MPI_Put(src.data(), int(n), MPI_DOUBLE, 1, MPI_Aint(peer.offset()), 1, rt, win);
@@ -206,8 +215,10 @@ int main(int argc, char** argv) {
         for (auto& im : impls) {
           ad::set_noncontig_method(im.m);
           std::fill(dst.begin(), dst.end(), -1.0);
-          if (im.mpi) mpi_put(), mpi_get();
-          else acc_put(), acc_get();
+          if (im.mpi)
+            mpi_put(), mpi_get();
+          else
+            acc_put(), acc_get();
           if (!std::equal(src.begin(), src.begin() + std::ptrdiff_t(n), dst.begin())) {
             verified = 0;
             std::fprintf(stderr, "bench_rma_noncontig: %s %s round trip differs\n", s.name.c_str(), im.name.c_str());
@@ -217,7 +228,8 @@ int main(int argc, char** argv) {
         std::vector<long> iters(impls.size(), 1);
         for (std::size_t i = 0; i < impls.size(); ++i) {  // calibrate
           ad::set_noncontig_method(impls[i].m);
-          auto f = impls[i].mpi ? (op ? std::function<void()>(mpi_get) : mpi_put) : (op ? std::function<void()>(acc_get) : acc_put);
+          auto f = impls[i].mpi ? (op ? std::function<void()>(mpi_get) : mpi_put)
+                                : (op ? std::function<void()>(acc_get) : acc_put);
           for (;;) {
             auto t0 = clk::now();
             for (long k = 0; k < iters[i]; ++k) f();
@@ -233,12 +245,14 @@ int main(int argc, char** argv) {
           for (std::size_t q = 0; q < impls.size(); ++q) {
             std::size_t i = (q + std::size_t(r)) % impls.size();
             ad::set_noncontig_method(impls[i].m);
-            auto f = impls[i].mpi ? (op ? std::function<void()>(mpi_get) : mpi_put) : (op ? std::function<void()>(acc_get) : acc_put);
+            auto f = impls[i].mpi ? (op ? std::function<void()>(mpi_get) : mpi_put)
+                                  : (op ? std::function<void()>(acc_get) : acc_put);
             auto t0 = clk::now();
             for (long k = 0; k < iters[i]; ++k) f();
             t[i].push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count() / double(iters[i]));
           }
-        for (std::size_t i = 0; i < impls.size(); ++i) rows.push_back({s.name, op ? "get" : "put", impls[i].name, median(t[i])});
+        for (std::size_t i = 0; i < impls.size(); ++i)
+          rows.push_back({s.name, op ? "get" : "put", impls[i].name, median(t[i])});
       }
       ad::set_noncontig_method(ad::noncontig_method::automatic);
       MPI_Type_free(&rt);
@@ -258,18 +272,19 @@ int main(int argc, char** argv) {
         v[im == "accrete" ? 0 : im == "acc_datatype" ? 1 : im == "acc_batched" ? 2 : 3] = rows[j].us;
       }
       auto cell = [](double x) { return x < 0 ? std::string("-") : std::to_string(x).substr(0, 8); };
-      std::printf("%-13s %-4s %10s %13s %12s %10s %8.2fx\n", rows[i].shape.c_str(), rows[i].op.c_str(), cell(v[0]).c_str(),
-                  cell(v[1]).c_str(), cell(v[2]).c_str(), cell(v[3]).c_str(), v[0] / v[3]);
+      std::printf("%-13s %-4s %10s %13s %12s %10s %8.2fx\n", rows[i].shape.c_str(), rows[i].op.c_str(),
+                  cell(v[0]).c_str(), cell(v[1]).c_str(), cell(v[2]).c_str(), cell(v[3]).c_str(), v[0] / v[3]);
       i = j;
     }
     std::printf("verification: %s\n", verified ? "all round trips exact" : "FAILED");
     if (!opt.json.empty()) {
       if (FILE* f = std::fopen(opt.json.c_str(), "w")) {
-        std::fprintf(f, "{\"bench\":\"rma_noncontig\",\"mpi\":\"%s\",\"path\":\"%s\",\"reps\":%d,\"verified\":%s,\"rows\":[",
-                     ACCRETE_BENCH_MPI, local ? "node-local" : "mpi", opt.reps, verified ? "true" : "false");
+        std::fprintf(
+            f, "{\"bench\":\"rma_noncontig\",\"mpi\":\"%s\",\"path\":\"%s\",\"reps\":%d,\"verified\":%s,\"rows\":[",
+            ACCRETE_BENCH_MPI, local ? "node-local" : "mpi", opt.reps, verified ? "true" : "false");
         for (std::size_t i = 0; i < rows.size(); ++i)
-          std::fprintf(f, "%s{\"shape\":\"%s\",\"op\":\"%s\",\"impl\":\"%s\",\"us\":%.4g}", i ? "," : "", rows[i].shape.c_str(),
-                       rows[i].op.c_str(), rows[i].impl.c_str(), rows[i].us);
+          std::fprintf(f, "%s{\"shape\":\"%s\",\"op\":\"%s\",\"impl\":\"%s\",\"us\":%.4g}", i ? "," : "",
+                       rows[i].shape.c_str(), rows[i].op.c_str(), rows[i].impl.c_str(), rows[i].us);
         std::fprintf(f, "]}\n");
         std::fclose(f);
       }

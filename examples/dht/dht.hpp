@@ -116,12 +116,13 @@ class dht_lz {
   /// the returned future is ready (the rput reads it).
   accrete::future<> insert(std::uint64_t key, const char* value, std::size_t n) {
     const int owner = owner_of(key, accrete::rank_n());
-    return accrete::rpc(owner,
-                        [](std::uint64_t bytes) {
-                          return accrete::reinterpret_pointer_cast<char>(
-                              accrete::allocate(bytes ? bytes : 1, alignof(std::max_align_t)));
-                        },
-                        std::uint64_t(n))
+    return accrete::rpc(
+               owner,
+               [](std::uint64_t bytes) {
+                 return accrete::reinterpret_pointer_cast<char>(
+                     accrete::allocate(bytes ? bytes : 1, alignof(std::max_align_t)));
+               },
+               std::uint64_t(n))
         .then([this, key, value, n](accrete::global_ptr<char> lz) {
           ++st_->commits_sent;
           return accrete::rput(value, lz, n, accrete::remote_cx::as_rpc(&commit, st_, key, lz, std::uint64_t(n)));

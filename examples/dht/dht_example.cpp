@@ -22,8 +22,8 @@ int main() {
     a.insert(k, v.data(), v.size()).wait();
     b.insert(k, v.data(), v.size()).wait();  // v must live until ready: it does
   }
-  b.quiesce();          // every landing-zone commit has run
-  accrete::barrier();   // every RPC insert has run (their futures were ready)
+  b.quiesce();         // every landing-zone commit has run
+  accrete::barrier();  // every RPC insert has run (their futures were ready)
 
   int bad = 0;
   for (int r = 0; r < n; ++r)
@@ -37,8 +37,8 @@ int main() {
   int total_bad = accrete::reduce_all(bad, accrete::op_fast_add).wait();
   auto owned = accrete::reduce_all(std::uint64_t(a.local_size()), accrete::op_fast_add).wait();
   if (me == 0)
-    std::printf("dht_example: %d processes, %llu keys, %d wrong lookups: %s\n", n, (unsigned long long)owned,
-                total_bad, total_bad == 0 ? "OK" : "FAILED");
+    std::printf("dht_example: %d processes, %llu keys, %d wrong lookups: %s\n", n, (unsigned long long)owned, total_bad,
+                total_bad == 0 ? "OK" : "FAILED");
   accrete::barrier();
   return total_bad == 0 ? 0 : 1;
 }

@@ -22,8 +22,8 @@ int main(int argc, char** argv) {
     auto show = [&](auto&& self, int v) -> void {
       const ea::node& x = t.nodes()[v];
       if (x.depth > 3) return;
-      std::printf("%*sfront %d: %d separator + %d boundary rows, ranks [%d,%d) as a %dx%d grid\n", 2 * x.depth, "",
-                  v, x.nsep, x.cb_size(), x.t0, x.t0 + x.tn, x.pr, x.pc);
+      std::printf("%*sfront %d: %d separator + %d boundary rows, ranks [%d,%d) as a %dx%d grid\n", 2 * x.depth, "", v,
+                  x.nsep, x.cb_size(), x.t0, x.t0 + x.tn, x.pr, x.pc);
       for (int c : x.children) self(self, c);
     };
     show(show, t.root());

@@ -41,7 +41,8 @@ std::vector<double> serial(const heat3d::config& c) {
         for (int k = 1; k <= c.nz; ++k) {
           const std::ptrdiff_t q = std::ptrdiff_t(at(i, j, k));
           const double uc = u[q];
-          o[q] = uc + c.alpha * (((u[q - sx] + u[q + sx]) + (u[q - sy] + u[q + sy]) + (u[q - 1] + u[q + 1])) - 6.0 * uc);
+          o[q] =
+              uc + c.alpha * (((u[q - sx] + u[q + sx]) + (u[q - sy] + u[q + sy]) + (u[q - 1] + u[q + 1])) - 6.0 * uc);
         }
   }
   return c.steps % 2 ? b : a;
@@ -56,8 +57,10 @@ int main(int argc, char** argv) {
   cfg.steps = 50;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--n") cfg.nx = cfg.ny = cfg.nz = std::atoi(argv[i + 1]);
-    else if (a == "--steps") cfg.steps = std::atoi(argv[i + 1]);
+    if (a == "--n")
+      cfg.nx = cfg.ny = cfg.nz = std::atoi(argv[i + 1]);
+    else if (a == "--steps")
+      cfg.steps = std::atoi(argv[i + 1]);
   }
   int ok = 1;
   {

@@ -162,8 +162,7 @@ class solver {
   }
   int rank_of(const std::array<int, 3>& c) const { return (c[0] * dims_[1] + c[1]) * dims_[2] + c[2]; }
   std::array<int, 3> local_dims(const std::array<int, 3>& c) const {
-    return {block_len(cfg_.nx, dims_[0], c[0]), block_len(cfg_.ny, dims_[1], c[1]),
-            block_len(cfg_.nz, dims_[2], c[2])};
+    return {block_len(cfg_.nx, dims_[0], c[0]), block_len(cfg_.ny, dims_[1], c[1]), block_len(cfg_.nz, dims_[2], c[2])};
   }
   // Element strides of a block with interior l (k fastest).
   static std::array<std::ptrdiff_t, 3> strides(const std::array<int, 3>& l) {
@@ -209,7 +208,8 @@ class solver {
         if (nbr_[d][s] >= 0) continue;
         face f = face_of(l_, d, s ? l_[d] + 1 : 0);
         for (std::size_t a = 0; a < f.ext[0]; ++a)
-          for (std::size_t b = 0; b < f.ext[1]; ++b) u[f.offset + std::ptrdiff_t(a) * f.str[0] + std::ptrdiff_t(b) * f.str[1]] = face_t[d][s];
+          for (std::size_t b = 0; b < f.ext[1]; ++b)
+            u[f.offset + std::ptrdiff_t(a) * f.str[0] + std::ptrdiff_t(b) * f.str[1]] = face_t[d][s];
       }
   }
 
@@ -288,10 +288,14 @@ class solver {
   // `b` is the index of the buffer just written (u points to it).
   void exchange(int v, int b, double* u) {
     switch (v) {
-      case 0: return exchange_sendrecv(u);
-      case 1: return exchange_rget(b, u);
-      case 2: return exchange_acc_get(b, u);
-      default: return exchange_acc_put(b, u);
+      case 0:
+        return exchange_sendrecv(u);
+      case 1:
+        return exchange_rget(b, u);
+      case 2:
+        return exchange_acc_get(b, u);
+      default:
+        return exchange_acc_put(b, u);
     }
   }
 
@@ -301,10 +305,10 @@ class solver {
     for (int d = 0; d < 3; ++d) {
       const auto lo_in = face_of(l_, d, 1).offset, hi_in = face_of(l_, d, l_[d]).offset;
       const auto lo_halo = face_of(l_, d, 0).offset, hi_halo = face_of(l_, d, l_[d] + 1).offset;
-      MPI_Sendrecv(u + hi_in, 1, face_type_[d], peer(d, 1), 10 + d, u + lo_halo, 1, face_type_[d], peer(d, 0),
-                   10 + d, comm_, MPI_STATUS_IGNORE);
-      MPI_Sendrecv(u + lo_in, 1, face_type_[d], peer(d, 0), 20 + d, u + hi_halo, 1, face_type_[d], peer(d, 1),
-                   20 + d, comm_, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(u + hi_in, 1, face_type_[d], peer(d, 1), 10 + d, u + lo_halo, 1, face_type_[d], peer(d, 0), 10 + d,
+                   comm_, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(u + lo_in, 1, face_type_[d], peer(d, 0), 20 + d, u + hi_halo, 1, face_type_[d], peer(d, 1), 20 + d,
+                   comm_, MPI_STATUS_IGNORE);
     }
   }
 
@@ -324,7 +328,8 @@ class solver {
       for (int s = 0; s < 2; ++s) {
         if (nbr_[d][s] < 0) continue;
         const auto halo = face_of(l_, d, s ? l_[d] + 1 : 0).offset;
-        MPI_Rget(u + halo, 1, face_type_[d], nbr_[d][s], MPI_Aint(std::ptrdiff_t(b) * std::ptrdiff_t(cells_of(d, s)) + nbr_face_offset(d, s)), 1,
+        MPI_Rget(u + halo, 1, face_type_[d], nbr_[d][s],
+                 MPI_Aint(std::ptrdiff_t(b) * std::ptrdiff_t(cells_of(d, s)) + nbr_face_offset(d, s)), 1,
                  nbr_type_[d][s], win_, &req[n++]);
       }
       MPI_Waitall(n, req, MPI_STATUSES_IGNORE);

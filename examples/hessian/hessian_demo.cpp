@@ -68,18 +68,28 @@ int main(int argc, char** argv) {
       } catch (const std::exception&) {
         usage(argv[a]);
       }
-    } else if (s == "--N") prm.N = std::stoll(val());
-    else if (s == "--U") prm.U = std::stoll(val());
-    else if (s == "--k") prm.k = std::stoi(val());
-    else if (s == "--lambda") lambda = std::stod(val());
-    else if (s == "--no-solve") solve = false;
+    } else if (s == "--N")
+      prm.N = std::stoll(val());
+    else if (s == "--U")
+      prm.U = std::stoll(val());
+    else if (s == "--k")
+      prm.k = std::stoi(val());
+    else if (s == "--lambda")
+      lambda = std::stod(val());
+    else if (s == "--no-solve")
+      solve = false;
     else if (s == "--strategy") {
       strategy = val();
-      if (strategy == "packets") opt.strategy = update_strategy::packets;
-      else if (strategy == "accumulate") opt.strategy = update_strategy::accumulate;
-      else if (strategy == "alltoall") opt.strategy = update_strategy::alltoall;
-      else usage(strategy.c_str());
-    } else usage(argv[a]);
+      if (strategy == "packets")
+        opt.strategy = update_strategy::packets;
+      else if (strategy == "accumulate")
+        opt.strategy = update_strategy::accumulate;
+      else if (strategy == "alltoall")
+        opt.strategy = update_strategy::alltoall;
+      else
+        usage(strategy.c_str());
+    } else
+      usage(argv[a]);
   }
   prm.validate();
   const int P = rank_n(), me = rank_me();
@@ -117,8 +127,8 @@ int main(int argc, char** argv) {
   // ---- verification: checksum of H against the workload's definition --------
   const double checksum = sum_over(hw::local_sum(H.local(), H.lld(), H.local_rows(), H.local_cols()));
   const double expected = hw::expected_checksum(prm, P);
-  const bool sum_ok = prm.k == 0 ? checksum == expected
-                                 : std::abs(checksum - expected) <= 1e-5 * std::max(1.0, std::abs(expected));
+  const bool sum_ok =
+      prm.k == 0 ? checksum == expected : std::abs(checksum - expected) <= 1e-5 * std::max(1.0, std::abs(expected));
 
   if (me == 0) {
     const double elems = double(P) * double(prm.U) * double(n) * double(n);
@@ -132,8 +142,10 @@ int main(int argc, char** argv) {
   }
   const double b = max_over(st.t_bin), mv = max_over(st.t_move), ap = max_over(st.t_apply), wt = max_over(st.t_wait);
   if (me == 0) {
-    std::printf("  time breakdown (max over processes): binning %.3f s, moving %.3f s, applying %.3f s, "
-                "waiting %.3f s\n", b, mv, ap, wt);
+    std::printf(
+        "  time breakdown (max over processes): binning %.3f s, moving %.3f s, applying %.3f s, "
+        "waiting %.3f s\n",
+        b, mv, ap, wt);
     std::printf("  checksum %.6f, expected %.6f: %s\n", checksum, expected, sum_ok ? "OK" : "MISMATCH");
   }
   int rc = sum_ok ? 0 : 1;

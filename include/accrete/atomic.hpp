@@ -40,12 +40,18 @@ namespace accrete {
 namespace detail {
 template <class T>
 constexpr atomic_type atomic_type_of() {
-  if constexpr (std::is_same_v<T, std::int32_t>) return atomic_type::i32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return atomic_type::i64;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return atomic_type::u32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return atomic_type::u64;
-  else if constexpr (std::is_same_v<T, float>) return atomic_type::f32;
-  else return atomic_type::f64;
+  if constexpr (std::is_same_v<T, std::int32_t>)
+    return atomic_type::i32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return atomic_type::i64;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return atomic_type::u32;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return atomic_type::u64;
+  else if constexpr (std::is_same_v<T, float>)
+    return atomic_type::f32;
+  else
+    return atomic_type::f64;
 }
 template <class T>
 inline constexpr bool atomic_supported =
@@ -111,25 +117,21 @@ class atomic_domain {
     return apply(p, detail::atomic_op::max, v, "max");
   }
   /// Bitwise and/or/xor (integer T only); fetch_ returns the previous value.
-  future<T> fetch_bit_and(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst)
-    requires std::is_integral_v<T>
-  {
+  future<T> fetch_bit_and(global_ptr<T> p, T v,
+                          std::memory_order = std::memory_order_seq_cst) requires std::is_integral_v<T> {
     return fetch(p, detail::atomic_op::band, v, "fetch_bit_and");
   }
-  future<T> fetch_bit_or(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst)
-    requires std::is_integral_v<T>
-  {
+  future<T> fetch_bit_or(global_ptr<T> p, T v,
+                         std::memory_order = std::memory_order_seq_cst) requires std::is_integral_v<T> {
     return fetch(p, detail::atomic_op::bor, v, "fetch_bit_or");
   }
-  future<T> fetch_bit_xor(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst)
-    requires std::is_integral_v<T>
-  {
+  future<T> fetch_bit_xor(global_ptr<T> p, T v,
+                          std::memory_order = std::memory_order_seq_cst) requires std::is_integral_v<T> {
     return fetch(p, detail::atomic_op::bxor, v, "fetch_bit_xor");
   }
   /// If the value at p equals `expected`, sets it to `desired`. Returns the
   /// previous value (equal to `expected` exactly when the swap happened).
-  future<T> compare_exchange(global_ptr<T> p, T expected, T desired,
-                             std::memory_order = std::memory_order_seq_cst) {
+  future<T> compare_exchange(global_ptr<T> p, T expected, T desired, std::memory_order = std::memory_order_seq_cst) {
     check(p, "compare_exchange");
     T old{};
     detail::atomic_compare_swap(p.where(), p.offset(), detail::atomic_type_of<T>(), &expected, &desired, &old);
@@ -150,9 +152,8 @@ class atomic_domain {
     if (p.is_null()) throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": null pointer");
     detail::check_range(what, p.where(), p.offset(), sizeof(T));
     if (p.offset() % sizeof(T) != 0)
-      throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": offset " +
-                           std::to_string(p.offset()) + " is not aligned to " + std::to_string(sizeof(T)) +
-                           " bytes");
+      throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": offset " + std::to_string(p.offset()) +
+                           " is not aligned to " + std::to_string(sizeof(T)) + " bytes");
   }
   future<T> fetch(global_ptr<T> p, detail::atomic_op op, T v, const char* what) {
     check(p, what);

@@ -82,13 +82,20 @@ struct fast_op {
   static constexpr coll_op kind = K;
   template <class T>
   constexpr T operator()(const T& a, const T& b) const {
-    if constexpr (K == coll_op::add) return a + b;
-    else if constexpr (K == coll_op::mul) return a * b;
-    else if constexpr (K == coll_op::min) return b < a ? b : a;
-    else if constexpr (K == coll_op::max) return a < b ? b : a;
-    else if constexpr (K == coll_op::band) return a & b;
-    else if constexpr (K == coll_op::bor) return a | b;
-    else return a ^ b;
+    if constexpr (K == coll_op::add)
+      return a + b;
+    else if constexpr (K == coll_op::mul)
+      return a * b;
+    else if constexpr (K == coll_op::min)
+      return b < a ? b : a;
+    else if constexpr (K == coll_op::max)
+      return a < b ? b : a;
+    else if constexpr (K == coll_op::band)
+      return a & b;
+    else if constexpr (K == coll_op::bor)
+      return a | b;
+    else
+      return a ^ b;
   }
 };
 }  // namespace detail
@@ -110,18 +117,28 @@ enum class coll_type : int { none, i8, i16, i32, i64, u8, u16, u32, u64, f32, f6
 
 template <class T>
 constexpr coll_type coll_type_of() {
-  if constexpr (std::is_same_v<T, bool>) return coll_type::none;
+  if constexpr (std::is_same_v<T, bool>)
+    return coll_type::none;
   else if constexpr (std::is_integral_v<T>) {
     constexpr bool s = std::is_signed_v<T>;
-    if constexpr (sizeof(T) == 1) return s ? coll_type::i8 : coll_type::u8;
-    else if constexpr (sizeof(T) == 2) return s ? coll_type::i16 : coll_type::u16;
-    else if constexpr (sizeof(T) == 4) return s ? coll_type::i32 : coll_type::u32;
-    else if constexpr (sizeof(T) == 8) return s ? coll_type::i64 : coll_type::u64;
-    else return coll_type::none;
-  } else if constexpr (std::is_same_v<T, float>) return coll_type::f32;
-  else if constexpr (std::is_same_v<T, double>) return coll_type::f64;
-  else if constexpr (std::is_same_v<T, long double>) return coll_type::ldbl;
-  else return coll_type::none;
+    if constexpr (sizeof(T) == 1)
+      return s ? coll_type::i8 : coll_type::u8;
+    else if constexpr (sizeof(T) == 2)
+      return s ? coll_type::i16 : coll_type::u16;
+    else if constexpr (sizeof(T) == 4)
+      return s ? coll_type::i32 : coll_type::u32;
+    else if constexpr (sizeof(T) == 8)
+      return s ? coll_type::i64 : coll_type::u64;
+    else
+      return coll_type::none;
+  } else if constexpr (std::is_same_v<T, float>)
+    return coll_type::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return coll_type::f64;
+  else if constexpr (std::is_same_v<T, long double>)
+    return coll_type::ldbl;
+  else
+    return coll_type::none;
 }
 
 template <class Op>
@@ -133,10 +150,12 @@ struct builtin_op<fast_op<K>> : std::true_type {};
 /// bitwise ops on floating point, and min/max/sum/prod on all arithmetic).
 template <class T, class Op>
 constexpr bool mpi_reducible() {
-  if constexpr (!builtin_op<Op>::value || coll_type_of<T>() == coll_type::none) return false;
+  if constexpr (!builtin_op<Op>::value || coll_type_of<T>() == coll_type::none)
+    return false;
   else if constexpr (Op::kind == coll_op::band || Op::kind == coll_op::bor || Op::kind == coll_op::bxor)
     return std::is_integral_v<T>;
-  else return true;
+  else
+    return true;
 }
 
 /// inout[i] = op(in[i], inout[i]) for i < count (elements of `elem` bytes,
@@ -171,8 +190,8 @@ void user_op_trampoline(const void* in, void* inout, std::size_t count, const vo
 }
 
 template <class T, class Op>
-inline constexpr bool reduce_ok = std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
-                                  std::is_invocable_r_v<T, const Op&, const T&, const T&>;
+inline constexpr bool reduce_ok = std::is_trivially_copyable_v<T>&& std::is_default_constructible_v<T>&&
+    std::is_invocable_r_v<T, const Op&, const T&, const T&>;
 
 /// Starts a reduction of `count` elements; `op` must stay alive until done.
 template <class T, class Op>
@@ -235,8 +254,8 @@ future<T> broadcast(T value, int root, const team& t = world()) {
 /// Broadcasts `count` elements in place: on completion `buffer` at every
 /// member holds the root's elements.
 template <class T>
-  requires std::is_trivially_copyable_v<T>
-future<> broadcast(T* buffer, std::size_t count, int root, const team& t = world()) {
+requires std::is_trivially_copyable_v<T> future<> broadcast(T* buffer, std::size_t count, int root,
+                                                            const team& t = world()) {
   detail::coll_check_root("broadcast", root, t);
   if (count > std::size_t(-1) / sizeof(T)) throw std::length_error("accrete::broadcast: count overflows");
   auto p = std::make_shared<promise<>>();
@@ -249,8 +268,7 @@ future<> broadcast(T* buffer, std::size_t count, int root, const team& t = world
 /// Combines every member's `value` with `op`; the future at team rank `root`
 /// holds the result, at the others it holds an unspecified value.
 template <class T, class Op>
-  requires detail::reduce_ok<T, Op>
-future<T> reduce_one(T value, Op op, int root, const team& t = world()) {
+requires detail::reduce_ok<T, Op> future<T> reduce_one(T value, Op op, int root, const team& t = world()) {
   detail::coll_check_root("reduce_one", root, t);
   auto s = std::make_shared<detail::reduce_state<T, Op>>(value, value, std::move(op), promise<T>());
   detail::start_reduce(&s->in, &s->out, 1, &s->op, root, t, [s] {
@@ -262,8 +280,7 @@ future<T> reduce_one(T value, Op op, int root, const team& t = world()) {
 
 /// Combines every member's `value` with `op`; every member gets the result.
 template <class T, class Op>
-  requires detail::reduce_ok<T, Op>
-future<T> reduce_all(T value, Op op, const team& t = world()) {
+requires detail::reduce_ok<T, Op> future<T> reduce_all(T value, Op op, const team& t = world()) {
   auto s = std::make_shared<detail::reduce_state<T, Op>>(value, value, std::move(op), promise<T>());
   detail::start_reduce(&s->in, &s->out, 1, &s->op, -1, t, [s] {
     s->p.fulfill_result(s->out);
@@ -276,8 +293,8 @@ future<T> reduce_all(T value, Op op, const team& t = world()) {
 /// not written elsewhere; it may be null there). `src == dst` reduces in
 /// place.
 template <class T, class Op>
-  requires detail::reduce_ok<T, Op>
-future<> reduce_one(const T* src, T* dst, std::size_t count, Op op, int root, const team& t = world()) {
+requires detail::reduce_ok<T, Op> future<> reduce_one(const T* src, T* dst, std::size_t count, Op op, int root,
+                                                      const team& t = world()) {
   detail::coll_check_root("reduce_one", root, t);
   auto s = std::make_shared<std::pair<Op, promise<>>>(std::move(op), promise<>());
   detail::start_reduce(src, dst, count, &s->first, root, t, [s] { s->second.fulfill_anonymous(1); });
@@ -287,8 +304,8 @@ future<> reduce_one(const T* src, T* dst, std::size_t count, Op op, int root, co
 /// Element-wise reduction of `count` elements into `dst` on every member.
 /// `src == dst` reduces in place.
 template <class T, class Op>
-  requires detail::reduce_ok<T, Op>
-future<> reduce_all(const T* src, T* dst, std::size_t count, Op op, const team& t = world()) {
+requires detail::reduce_ok<T, Op> future<> reduce_all(const T* src, T* dst, std::size_t count, Op op,
+                                                      const team& t = world()) {
   auto s = std::make_shared<std::pair<Op, promise<>>>(std::move(op), promise<>());
   detail::start_reduce(src, dst, count, &s->first, -1, t, [s] { s->second.fulfill_anonymous(1); });
   return s->second.get_future();

@@ -68,7 +68,8 @@ class dist_object {
   /// a bad rank).
   future<T> fetch(int team_rank) const {
     static_assert(is_serializable_v<T>, "accrete::dist_object::fetch: T is not serializable");
-    return rpc(team_->to_world(team_rank), [](dist_object<T>& d) -> T { return *d; }, *this);
+    return rpc(
+        team_->to_world(team_rank), [](dist_object<T>& d) -> T { return *d; }, *this);
   }
 
   /// Internal: the name shared by all members.

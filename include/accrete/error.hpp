@@ -30,9 +30,8 @@ class bad_global_ptr : public error {
 class segment_exhausted : public error {
  public:
   segment_exhausted(std::size_t requested, std::size_t free_bytes, std::size_t largest_free)
-      : error("accrete: shared segment exhausted: requested " + std::to_string(requested) +
-              " bytes, " + std::to_string(free_bytes) + " bytes free (largest free block " +
-              std::to_string(largest_free) + ")"),
+      : error("accrete: shared segment exhausted: requested " + std::to_string(requested) + " bytes, " +
+              std::to_string(free_bytes) + " bytes free (largest free block " + std::to_string(largest_free) + ")"),
         requested_(requested),
         free_(free_bytes) {}
   std::size_t requested() const noexcept { return requested_; }

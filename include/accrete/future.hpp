@@ -139,8 +139,7 @@ X take(X& x, bool may_move) {
     if (may_move) return std::move(x);
     return x;
   } else {
-    if (!may_move)
-      throw_logic("accrete::future: move-only value is shared by several consumers and cannot be copied");
+    if (!may_move) throw_logic("accrete::future: move-only value is shared by several consumers and cannot be copied");
     return std::move(x);
   }
 }
@@ -536,9 +535,8 @@ typename detail::future_cat<std::remove_cvref_t<Futs>...>::type when_all(Futs&&.
     using S = detail::when_all_state<Result, std::remove_cvref_t<Futs>...>;
     auto* s = new S(static_cast<std::intptr_t>(pending));
     auto fut = detail::future_access::adopt(static_cast<typename detail::state_of<Result>::type*>(s));
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (s->template attach<I>(fs), ...);
-    }(std::index_sequence_for<Futs...>{});
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (s->template attach<I>(fs), ...); }
+    (std::index_sequence_for<Futs...>{});
     return fut;
   }
 }

@@ -42,8 +42,8 @@ class global_ptr {
   /// Conversion to a pointer to const (or to void-like std::byte is not
   /// implicit: use reinterpret_pointer_cast).
   template <class U>
-    requires(!std::is_same_v<U, T> && std::is_convertible_v<U*, T*>)
-  global_ptr(const global_ptr<U>& o) : rank_(o.where()), offset_(o.offset()) {}
+  requires(!std::is_same_v<U, T> && std::is_convertible_v<U*, T*>) global_ptr(const global_ptr<U>& o)
+      : rank_(o.where()), offset_(o.offset()) {}
 
   bool is_null() const noexcept { return rank_ < 0; }
   explicit operator bool() const noexcept { return !is_null(); }
@@ -100,8 +100,10 @@ class global_ptr {
  private:
   friend struct detail::gp_access;
   static constexpr std::size_t elem_size() {
-    if constexpr (std::is_void_v<T>) return 1;
-    else return sizeof(T);
+    if constexpr (std::is_void_v<T>)
+      return 1;
+    else
+      return sizeof(T);
   }
   int rank_ = -1;
   std::uint64_t offset_ = 0;
@@ -123,8 +125,7 @@ global_ptr<T> to_global_ptr(T* p) {
   auto a = reinterpret_cast<const std::byte*>(p);
   for (int r = 0; r < detail::world_size(); ++r) {
     const std::byte* b = detail::segment_base(r);
-    if (b && a >= b && a < b + detail::segment_bytes())
-      return detail::gp_access::make<T>(r, std::uint64_t(a - b));
+    if (b && a >= b && a < b + detail::segment_bytes()) return detail::gp_access::make<T>(r, std::uint64_t(a - b));
   }
   throw bad_global_ptr("accrete::to_global_ptr: address is not inside a node-local segment");
 }

@@ -127,8 +127,7 @@ inline future<> put_then_rpc(int rank, std::uint64_t off, const void* src, std::
 /// completion `cx` at dest.where() (see the header comment). `src` must stay
 /// valid until the returned future is ready.
 template <class T>
-  requires detail::rma_ok<T>
-future<> rput(const T* src, global_ptr<T> dest, std::size_t count, remote_cx::rpc_cx cx) {
+requires detail::rma_ok<T> future<> rput(const T* src, global_ptr<T> dest, std::size_t count, remote_cx::rpc_cx cx) {
   std::size_t bytes = detail::checked_bytes("rput", dest, count);
   return detail::put_then_rpc(dest.where(), dest.offset(), src, bytes, std::move(cx));
 }
@@ -136,14 +135,12 @@ future<> rput(const T* src, global_ptr<T> dest, std::size_t count, remote_cx::rp
 /// Writes one value to `dest` (copied: nothing to keep alive), then runs
 /// the remote completion `cx` at dest.where().
 template <class T>
-  requires detail::rma_ok<T>
-future<> rput(const T& value, global_ptr<T> dest, remote_cx::rpc_cx cx) {
+requires detail::rma_ok<T> future<> rput(const T& value, global_ptr<T> dest, remote_cx::rpc_cx cx) {
   std::size_t bytes = detail::checked_bytes("rput", dest, 1);
   if (detail::is_node_local(dest.where()))
     return detail::put_then_rpc(dest.where(), dest.offset(), &value, bytes, std::move(cx));
   auto keep = std::make_shared<T>(value);
-  return detail::put_then_rpc(dest.where(), dest.offset(), keep.get(), bytes, std::move(cx))
-      .then([keep] {});
+  return detail::put_then_rpc(dest.where(), dest.offset(), keep.get(), bytes, std::move(cx)).then([keep] {});
 }
 
 }  // namespace accrete

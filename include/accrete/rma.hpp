@@ -38,8 +38,7 @@ template <class T>
 std::size_t checked_bytes(const char* what, global_ptr<T> g, std::size_t count) {
   if (g.is_null()) throw bad_global_ptr(std::string("accrete::") + what + ": null global pointer");
   if (count > std::size_t(-1) / sizeof(T))
-    throw bad_global_ptr(std::string("accrete::") + what + ": element count " + std::to_string(count) +
-                         " overflows");
+    throw bad_global_ptr(std::string("accrete::") + what + ": element count " + std::to_string(count) + " overflows");
   std::size_t bytes = count * sizeof(T);
   check_range(what, g.where(), g.offset(), bytes);
   return bytes;
@@ -94,8 +93,7 @@ inline bool get_bytes(int rank, std::uint64_t off, void* dst, std::size_t bytes,
 
 /// Copies `count` elements from local `src` to `dest`.
 template <class T>
-  requires detail::rma_ok<T>
-future<> rput(const T* src, global_ptr<T> dest, std::size_t count) {
+requires detail::rma_ok<T> future<> rput(const T* src, global_ptr<T> dest, std::size_t count) {
   std::size_t bytes = detail::checked_bytes("rput", dest, count);
   if (std::byte* base = detail::segment_base(dest.where())) {
     detail::local_copy(base + dest.offset(), src, bytes);
@@ -108,7 +106,7 @@ future<> rput(const T* src, global_ptr<T> dest, std::size_t count) {
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.
 template <class T>
-  requires detail::rma_ok<T>
+requires detail::rma_ok<T>
 void rput(const T* src, global_ptr<T> dest, std::size_t count, promise<>& p) {
   std::size_t bytes = detail::checked_bytes("rput", dest, count);
   p.require_anonymous(1);
@@ -118,8 +116,7 @@ void rput(const T* src, global_ptr<T> dest, std::size_t count, promise<>& p) {
 
 /// Writes one value to `dest`. The value is copied: nothing to keep alive.
 template <class T>
-  requires detail::rma_ok<T>
-future<> rput(const T& value, global_ptr<T> dest) {
+requires detail::rma_ok<T> future<> rput(const T& value, global_ptr<T> dest) {
   std::size_t bytes = detail::checked_bytes("rput", dest, 1);
   if (std::byte* base = detail::segment_base(dest.where())) {
     std::memcpy(base + dest.offset(), &value, bytes);
@@ -132,8 +129,7 @@ future<> rput(const T& value, global_ptr<T> dest) {
 
 /// Copies `count` elements from `src` into local `dest`.
 template <class T>
-  requires detail::rma_ok<T>
-future<> rget(global_ptr<T> src, T* dest, std::size_t count) {
+requires detail::rma_ok<T> future<> rget(global_ptr<T> src, T* dest, std::size_t count) {
   std::size_t bytes = detail::checked_bytes("rget", src, count);
   if (std::byte* base = detail::segment_base(src.where())) {
     detail::local_copy(dest, base + src.offset(), bytes);
@@ -146,7 +142,7 @@ future<> rget(global_ptr<T> src, T* dest, std::size_t count) {
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.
 template <class T>
-  requires detail::rma_ok<T>
+requires detail::rma_ok<T>
 void rget(global_ptr<T> src, T* dest, std::size_t count, promise<>& p) {
   std::size_t bytes = detail::checked_bytes("rget", src, count);
   p.require_anonymous(1);
@@ -156,8 +152,7 @@ void rget(global_ptr<T> src, T* dest, std::size_t count, promise<>& p) {
 
 /// Reads one value.
 template <class T>
-  requires detail::rma_ok<T>
-future<T> rget(global_ptr<T> src) {
+requires detail::rma_ok<T> future<T> rget(global_ptr<T> src) {
   std::size_t bytes = detail::checked_bytes("rget", src, 1);
   if (std::byte* base = detail::segment_base(src.where())) {
     T v;

@@ -68,8 +68,8 @@ void reserve_for(It b, It e, V& v) {
 
 inline std::size_t frag_bytes(const char* what, const char* side, std::size_t i, std::size_t n, std::size_t elem) {
   if (n > std::size_t(-1) / elem)
-    frag_fail(what, std::string(side) + " fragment " + std::to_string(i) + ": length " + std::to_string(n) +
-                        " overflows");
+    frag_fail(what,
+              std::string(side) + " fragment " + std::to_string(i) + ": length " + std::to_string(n) + " overflows");
   return n * elem;
 }
 
@@ -80,8 +80,10 @@ struct remote_list {
   std::vector<remote_frag> frags;
   void add(const char* what, const char* side, global_ptr<T> g, std::size_t n) {
     std::size_t i = frags.size();
-    if (g.is_null()) frag_fail(what, std::string(side) + " fragment " + std::to_string(i) + " is a null global pointer");
-    if (rank < 0) rank = g.where();
+    if (g.is_null())
+      frag_fail(what, std::string(side) + " fragment " + std::to_string(i) + " is a null global pointer");
+    if (rank < 0)
+      rank = g.where();
     else if (g.where() != rank)
       frag_fail(what, std::string(side) + " fragment " + std::to_string(i) + " is on rank " +
                           std::to_string(g.where()) + ", earlier fragments on rank " + std::to_string(rank));
@@ -96,8 +98,10 @@ future<> irregular_op(bool put, const char* what, const std::vector<local_frag>&
   check_irregular(what, put, rank, sizeof(T), local, remote.frags);
   constexpr bool has_rcx = is_remote_cx<Rcx>::value;
   if (segment_base(rank)) {
-    if (put) irregular_put(rank, local, remote.frags, nullptr);
-    else irregular_get(rank, remote.frags, local, nullptr);
+    if (put)
+      irregular_put(rank, local, remote.frags, nullptr);
+    else
+      irregular_get(rank, remote.frags, local, nullptr);
     if constexpr (has_rcx) fire_remote(rank, rcx);
     return make_future();
   }
@@ -110,8 +114,10 @@ future<> irregular_op(bool put, const char* what, const std::vector<local_frag>&
     p->require_anonymous(1);
   }
   completion done = [own, target, rank, rcx = std::move(rcx)]() mutable {
-    if constexpr (has_rcx) fire_remote(rank, rcx);
-    else (void)rank;
+    if constexpr (has_rcx)
+      fire_remote(rank, rcx);
+    else
+      (void)rank;
     target->fulfill_anonymous(1);
   };
   bool eager = put ? irregular_put(rank, local, remote.frags, done) : irregular_get(rank, remote.frags, local, done);
@@ -130,7 +136,8 @@ future<> rput_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* 
   reserve_for(db, de, r.frags);
   for (std::size_t i = 0; sb != se; ++sb, ++i) {
     const T* ptr = std::get<0>(*sb);
-    l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rput_irregular", "source", i, std::get<1>(*sb), sizeof(T))});
+    l.push_back({reinterpret_cast<const std::byte*>(ptr),
+                 frag_bytes("rput_irregular", "source", i, std::get<1>(*sb), sizeof(T))});
   }
   for (; db != de; ++db) r.add("rput_irregular", "destination", std::get<0>(*db), std::get<1>(*db));
   return irregular_op<T>(true, "rput_irregular", l, r, p, std::move(rcx));
@@ -148,7 +155,8 @@ future<> rget_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* 
   for (; sb != se; ++sb) r.add("rget_irregular", "source", std::get<0>(*sb), std::get<1>(*sb));
   for (std::size_t i = 0; db != de; ++db, ++i) {
     T* ptr = std::get<0>(*db);
-    l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rget_irregular", "destination", i, std::get<1>(*db), sizeof(T))});
+    l.push_back({reinterpret_cast<const std::byte*>(ptr),
+                 frag_bytes("rget_irregular", "destination", i, std::get<1>(*db), sizeof(T))});
   }
   return irregular_op<T>(false, "rget_irregular", l, r, p, no_remote_cx{});
 }
@@ -203,8 +211,7 @@ void rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest
 }
 /// As the future form, plus f(args...) run on the target after the data landed.
 template <class SrcIt, class DstIt>
-future<> rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
-                        remote_cx::rpc_cx rcx) {
+future<> rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end, remote_cx::rpc_cx rcx) {
   return detail::rput_irregular_impl(src_begin, src_end, dest_begin, dest_end, nullptr, std::move(rcx));
 }
 
@@ -237,7 +244,8 @@ void rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt des
 template <class SrcIt, class DstIt>
 future<> rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
                       std::size_t dest_len, remote_cx::rpc_cx rcx) {
-  return detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, nullptr, std::move(rcx));
+  return detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, nullptr,
+                                   std::move(rcx));
 }
 /// Regular fragments, get direction: iterators yield global_ptr<T> (source)
 /// and T* (destination).

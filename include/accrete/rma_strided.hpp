@@ -72,8 +72,10 @@ future<> strided_op(bool put, const char* what, int rank, std::uint64_t off, std
   constexpr bool has_rcx = is_remote_cx<Rcx>::value;
   if (plan.empty || segment_base(rank)) {
     // Complete on return: no promise, no completion object to allocate.
-    if (put) strided_put(rank, off, local, plan, nullptr);
-    else strided_get(rank, off, local, plan, nullptr);
+    if (put)
+      strided_put(rank, off, local, plan, nullptr);
+    else
+      strided_get(rank, off, local, plan, nullptr);
     if constexpr (has_rcx) fire_remote(rank, rcx);
     return make_future();
   }
@@ -86,12 +88,16 @@ future<> strided_op(bool put, const char* what, int rank, std::uint64_t off, std
     p->require_anonymous(1);
   }
   completion done = [own, target, rank, rcx = std::move(rcx)]() mutable {
-    if constexpr (has_rcx) fire_remote(rank, rcx);
-    else (void)rank;
+    if constexpr (has_rcx)
+      fire_remote(rank, rcx);
+    else
+      (void)rank;
     target->fulfill_anonymous(1);
   };
-  if (put) strided_put(rank, off, local, plan, std::move(done));
-  else strided_get(rank, off, local, plan, std::move(done));
+  if (put)
+    strided_put(rank, off, local, plan, std::move(done));
+  else
+    strided_get(rank, off, local, plan, std::move(done));
   return p ? future<>() : own->get_future();
 }
 
@@ -100,9 +106,10 @@ future<> strided_op(bool put, const char* what, int rank, std::uint64_t off, std
 /// Puts a Dim-dimensional section from local memory to `dest_base`'s rank.
 /// See the header comment for layout, completion and errors.
 template <std::size_t Dim, class T>
-  requires detail::rma_ok<T>
-future<> rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, global_ptr<T> dest_base,
-                      const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents) {
+requires detail::rma_ok<T> future<> rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides,
+                                                 global_ptr<T> dest_base,
+                                                 const std::array<std::ptrdiff_t, Dim>& dest_strides,
+                                                 const std::array<std::size_t, Dim>& extents) {
   return detail::strided_op<T>(true, "rput_strided", dest_base.where(), dest_base.offset(),
                                reinterpret_cast<std::byte*>(const_cast<T*>(src_base)), src_strides.data(),
                                dest_strides.data(), extents.data(), Dim, nullptr, detail::no_remote_cx{});
@@ -110,7 +117,7 @@ future<> rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& 
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.
 template <std::size_t Dim, class T>
-  requires detail::rma_ok<T>
+requires detail::rma_ok<T>
 void rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, global_ptr<T> dest_base,
                   const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
                   promise<>& p) {
@@ -121,10 +128,10 @@ void rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_
 
 /// As the future form, plus a remote completion run on the target.
 template <std::size_t Dim, class T>
-  requires detail::rma_ok<T>
-future<> rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, global_ptr<T> dest_base,
-                      const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
-                      remote_cx::rpc_cx rcx) {
+requires detail::rma_ok<T> future<> rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides,
+                                                 global_ptr<T> dest_base,
+                                                 const std::array<std::ptrdiff_t, Dim>& dest_strides,
+                                                 const std::array<std::size_t, Dim>& extents, remote_cx::rpc_cx rcx) {
   return detail::strided_op<T>(true, "rput_strided", dest_base.where(), dest_base.offset(),
                                reinterpret_cast<std::byte*>(const_cast<T*>(src_base)), src_strides.data(),
                                dest_strides.data(), extents.data(), Dim, nullptr, std::move(rcx));
@@ -132,7 +139,7 @@ future<> rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& 
 
 /// As the promise form, plus a remote completion run on the target.
 template <std::size_t Dim, class T>
-  requires detail::rma_ok<T>
+requires detail::rma_ok<T>
 void rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, global_ptr<T> dest_base,
                   const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
                   promise<>& p, remote_cx::rpc_cx rcx) {
@@ -143,9 +150,10 @@ void rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_
 
 /// Gets a Dim-dimensional section from `src_base`'s rank into local memory.
 template <std::size_t Dim, class T>
-  requires detail::rma_ok<T>
-future<> rget_strided(global_ptr<T> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, T* dest_base,
-                      const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents) {
+requires detail::rma_ok<T> future<> rget_strided(global_ptr<T> src_base,
+                                                 const std::array<std::ptrdiff_t, Dim>& src_strides, T* dest_base,
+                                                 const std::array<std::ptrdiff_t, Dim>& dest_strides,
+                                                 const std::array<std::size_t, Dim>& extents) {
   return detail::strided_op<T>(false, "rget_strided", src_base.where(), src_base.offset(),
                                reinterpret_cast<std::byte*>(dest_base), dest_strides.data(), src_strides.data(),
                                extents.data(), Dim, nullptr, detail::no_remote_cx{});
@@ -153,7 +161,7 @@ future<> rget_strided(global_ptr<T> src_base, const std::array<std::ptrdiff_t, D
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.
 template <std::size_t Dim, class T>
-  requires detail::rma_ok<T>
+requires detail::rma_ok<T>
 void rget_strided(global_ptr<T> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, T* dest_base,
                   const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
                   promise<>& p) {
@@ -164,9 +172,9 @@ void rget_strided(global_ptr<T> src_base, const std::array<std::ptrdiff_t, Dim>&
 
 /// Runtime dimension count: the three spans must have the same length.
 template <class T>
-  requires detail::rma_ok<T>
-future<> rput_strided(const T* src_base, std::span<const std::ptrdiff_t> src_strides, global_ptr<T> dest_base,
-                      std::span<const std::ptrdiff_t> dest_strides, std::span<const std::size_t> extents) {
+requires detail::rma_ok<T> future<> rput_strided(const T* src_base, std::span<const std::ptrdiff_t> src_strides,
+                                                 global_ptr<T> dest_base, std::span<const std::ptrdiff_t> dest_strides,
+                                                 std::span<const std::size_t> extents) {
   detail::check_dims("rput_strided", src_strides.size(), dest_strides.size(), extents.size());
   return detail::strided_op<T>(true, "rput_strided", dest_base.where(), dest_base.offset(),
                                reinterpret_cast<std::byte*>(const_cast<T*>(src_base)), src_strides.data(),
@@ -175,9 +183,9 @@ future<> rput_strided(const T* src_base, std::span<const std::ptrdiff_t> src_str
 
 /// Runtime dimension count: the three spans must have the same length.
 template <class T>
-  requires detail::rma_ok<T>
-future<> rget_strided(global_ptr<T> src_base, std::span<const std::ptrdiff_t> src_strides, T* dest_base,
-                      std::span<const std::ptrdiff_t> dest_strides, std::span<const std::size_t> extents) {
+requires detail::rma_ok<T> future<> rget_strided(global_ptr<T> src_base, std::span<const std::ptrdiff_t> src_strides,
+                                                 T* dest_base, std::span<const std::ptrdiff_t> dest_strides,
+                                                 std::span<const std::size_t> extents) {
   detail::check_dims("rget_strided", src_strides.size(), dest_strides.size(), extents.size());
   return detail::strided_op<T>(false, "rget_strided", src_base.where(), src_base.offset(),
                                reinterpret_cast<std::byte*>(dest_base), dest_strides.data(), src_strides.data(),

@@ -71,11 +71,9 @@ struct rpc_decay {
   using type = std::decay_t<Arg>;
 };
 template <class Arg>
-  requires std::is_array_v<std::remove_cvref_t<Arg>> &&
-           std::is_same_v<std::remove_cv_t<std::remove_extent_t<std::remove_cvref_t<Arg>>>, char>
-struct rpc_decay<Arg> {
-  using type = std::string;
-};
+requires std::is_array_v<std::remove_cvref_t<Arg>> &&
+    std::is_same_v < std::remove_cv_t<std::remove_extent_t<std::remove_cvref_t<Arg>>>,
+char > struct rpc_decay<Arg> { using type = std::string; };
 template <class Arg>
 using rpc_decay_t = typename rpc_decay<Arg>::type;
 
@@ -98,8 +96,7 @@ struct rpc_sig {
   using args_t = std::tuple<deserialized_type_t<A>...>;
   static constexpr bool callable_ok = is_function_pointer_v<F> || is_serializable_v<F>;
   static constexpr bool args_ok = (is_serializable_v<A> && ...);
-  static constexpr bool invocable =
-      args_ok && std::is_invocable_v<F&, rpc_pass_t<deserialized_type_t<A>>...>;
+  static constexpr bool invocable = args_ok && std::is_invocable_v<F&, rpc_pass_t<deserialized_type_t<A>>...>;
   using result = typename rpc_result<invocable, F, rpc_pass_t<deserialized_type_t<A>>...>::type;
   using future_type = then_future_t<result>;
 };
@@ -213,10 +210,7 @@ struct rpc_trampoline {
     using R = typename sig::result;
     auto call = [&]() -> R {
       return std::apply(
-          [&](auto&... a) -> R {
-            return std::invoke(f, rpc_arg<std::remove_cvref_t<decltype(a)>>::pass(a)...);
-          },
-          args);
+          [&](auto&... a) -> R { return std::invoke(f, rpc_arg<std::remove_cvref_t<decltype(a)>>::pass(a)...); }, args);
     };
     if constexpr (std::is_void_v<R>) {
       call();
@@ -289,7 +283,7 @@ std::vector<std::byte> rpc_message(std::uint64_t* id, const F& f, const Args&...
 /// user-level progress. See the header comment for the full semantics.
 template <class F, class... Args>
 typename detail::rpc_sig<std::decay_t<F>, detail::rpc_decay_t<Args>...>::future_type rpc(int rank, F&& f,
-                                                                                           Args&&... args) {
+                                                                                         Args&&... args) {
   using Fd = std::decay_t<F>;
   using sig = detail::rpc_sig<Fd, detail::rpc_decay_t<Args>...>;
   using Fut = typename sig::future_type;
@@ -309,8 +303,7 @@ typename detail::rpc_sig<std::decay_t<F>, detail::rpc_decay_t<Args>...>::future_
     auto slot = std::make_unique<typename detail::reply_slot_for<Fut>::type>();
     Fut fut = slot->p.get_future();
     std::uint64_t id = detail::reply_register(std::move(slot));
-    detail::rpc_send(rank, &T::request,
-                          detail::rpc_message<Fd, detail::rpc_decay_t<Args>...>(&id, fn, args...));
+    detail::rpc_send(rank, &T::request, detail::rpc_message<Fd, detail::rpc_decay_t<Args>...>(&id, fn, args...));
     return fut;
   } else {
     return Fut{};
@@ -331,7 +324,7 @@ void rpc_ff(int rank, F&& f, Args&&... args) {
     const Fd& fn = f;
     detail::rpc_check_callable("rpc_ff", fn);
     detail::rpc_send(rank, &T::fire_and_forget,
-                          detail::rpc_message<Fd, detail::rpc_decay_t<Args>...>(nullptr, fn, args...));
+                     detail::rpc_message<Fd, detail::rpc_decay_t<Args>...>(nullptr, fn, args...));
   }
 }
 

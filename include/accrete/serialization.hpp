@@ -62,7 +62,9 @@ class reader;
 
 namespace detail {
 template <class T>
-concept has_serialization_rule = !requires { typename serialization<T>::accrete_no_rule_; };
+concept has_serialization_rule = !requires {
+  typename serialization<T>::accrete_no_rule_;
+};
 
 template <class T>
 constexpr bool rule_enabled() {
@@ -81,7 +83,7 @@ struct deserialized {
   using type = T;
 };
 template <class T>
-  requires has_serialization_rule<T> && requires { typename serialization<T>::deserialized_type; }
+requires has_serialization_rule<T> && requires { typename serialization<T>::deserialized_type; }
 struct deserialized<T> {
   using type = typename serialization<T>::deserialized_type;
 };
@@ -89,8 +91,8 @@ struct deserialized<T> {
 
 /// True when T can be written and read back.
 template <class T>
-inline constexpr bool is_serializable_v =
-    detail::has_serialization_rule<T> ? detail::rule_enabled<T>() : std::is_trivially_copyable_v<T>;
+inline constexpr bool is_serializable_v = detail::has_serialization_rule<T> ? detail::rule_enabled<T>()
+                                                                            : std::is_trivially_copyable_v<T>;
 
 /// The type a reader produces for a value written as T (e.g. view<T, It>
 /// reads back as view<T>).
@@ -178,8 +180,7 @@ class reader {
   int source() const noexcept { return source_; }
   /// Throws unless every byte was consumed.
   void expect_end() const {
-    if (remaining())
-      fail(std::to_string(remaining()) + " unexpected trailing bytes after the last field");
+    if (remaining()) fail(std::to_string(remaining()) + " unexpected trailing bytes after the last field");
   }
   /// Throws serialization_error describing the problem (user rules may call it).
   [[noreturn]] void fail(const std::string& problem) const {
@@ -260,8 +261,7 @@ template <class T, class A>
 struct serialization<std::vector<T, A>> {
   static constexpr bool enabled = is_serializable_v<T>;
   using deserialized_type = std::vector<deserialized_type_t<T>>;
-  static constexpr bool bulk =
-      detail::bytewise<T> && !std::is_same_v<T, bool> && std::is_default_constructible_v<T>;
+  static constexpr bool bulk = detail::bytewise<T> && !std::is_same_v<T, bool> && std::is_default_constructible_v<T>;
   static void serialize(writer& w, const std::vector<T, A>& v) {
     w.write_size(v.size());
     if constexpr (bulk)
@@ -307,9 +307,8 @@ struct serialization<std::array<T, N>> {
       for (auto& x : a) x = r.read<T>();
       return a;
     } else {
-      return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return deserialized_type{((void)I, r.read<T>())...};
-      }(std::make_index_sequence<N>{});
+      return [&]<std::size_t... I>(std::index_sequence<I...>) { return deserialized_type{((void)I, r.read<T>())...}; }
+      (std::make_index_sequence<N>{});
     }
   }
 };

@@ -45,20 +45,11 @@ class view {
   bool empty() const noexcept { return n_ == 0; }
 
   /// Contiguous views (Iter = const T*) only.
-  const T* data() const
-    requires std::is_same_v<Iter, const T*>
-  {
-    return b_;
-  }
-  const T& operator[](std::size_t i) const
-    requires std::is_same_v<Iter, const T*>
-  {
-    return b_[i];
-  }
+  const T* data() const requires std::is_same_v<Iter, const T*> { return b_; }
+  const T& operator[](std::size_t i) const requires std::is_same_v<Iter, const T*> { return b_[i]; }
 
   /// Internal: a view that keeps storage alive (receiver-side copies).
-  view(Iter b, Iter e, std::size_t n, std::shared_ptr<const void> keep)
-      : b_(b), e_(e), n_(n), keep_(std::move(keep)) {}
+  view(Iter b, Iter e, std::size_t n, std::shared_ptr<const void> keep) : b_(b), e_(e), n_(n), keep_(std::move(keep)) {}
 
  private:
   Iter b_{};

@@ -134,7 +134,8 @@ cm_core::cm_core(std::int64_t m, std::int64_t n, const process_grid& grid, std::
   volatile std::byte sink{};
   for (int g = 0; g < gsize; ++g)
     if (std::byte* p = block_.peer(world_of_[g]); p && world_of_[g] != world_rank()) {
-      const std::size_t bytes = header_ + std::size_t(lld_of_[g]) * std::size_t(layout_.local_cols(grid.coords_of(g).col)) * esize_;
+      const std::size_t bytes =
+          header_ + std::size_t(lld_of_[g]) * std::size_t(layout_.local_cols(grid.coords_of(g).col)) * esize_;
       for (std::size_t off = 0; off < bytes; off += 4096) sink = p[off];
     }
   (void)sink;
@@ -247,9 +248,8 @@ void cm_core::validate(std::span<const std::int64_t> rows, std::span<const std::
   const std::int64_t need = std::int64_t(lay == matrix_layout::col_major ? rows.size() : cols.size());
   if (ld < 0 || ld < need)
     throw std::invalid_argument("accrete::convergent_matrix::update: leading dimension " + std::to_string(ld) +
-                                " is smaller than the block's " +
-                                (lay == matrix_layout::col_major ? "row" : "column") + " count " +
-                                std::to_string(need));
+                                " is smaller than the block's " + (lay == matrix_layout::col_major ? "row" : "column") +
+                                " count " + std::to_string(need));
   if (!block && !rows.empty() && !cols.empty())
     throw std::invalid_argument("accrete::convergent_matrix::update: null block");
   if (rows.size() > INT32_MAX || cols.size() > INT32_MAX)
@@ -342,8 +342,8 @@ void cm_core::on_message(int source, std::span<const std::byte> payload) {
   std::memcpy(hdr, payload.data(), sizeof hdr);
   auto it = registry().find(hdr[0]);
   if (it == registry().end())
-    throw error("accrete::convergent_matrix: message from rank " + std::to_string(source) +
-                " for unknown matrix id " + std::to_string(hdr[0]));
+    throw error("accrete::convergent_matrix: message from rank " + std::to_string(source) + " for unknown matrix id " +
+                std::to_string(hdr[0]));
   cm_core& m = *it->second;
   if (!m.active_) {
     if (m.alive_ != alive_magic)
@@ -521,7 +521,8 @@ void cm_core::commit() {
 void cm_core::reset_storage() {
   require_initialized("convergent_matrix::reset");
   barrier(world());  // nobody still reads or writes the old contents
-  for (std::int64_t c = 0; c < lcols_; ++c) std::memset(local_bytes() + std::size_t(c * lld_) * esize_, 0, lrows_ * esize_);
+  for (std::int64_t c = 0; c < lcols_; ++c)
+    std::memset(local_bytes() + std::size_t(c * lld_) * esize_, 0, lrows_ * esize_);
   barrier(world());  // and nobody updates before everybody has zeroed
 }
 
@@ -748,7 +749,8 @@ void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
   const int mr = grid().my_row(), mc = grid().my_col();
   for (int t = 0; t < np; ++t) {
     auto [tr, tc] = grid().coords_of(t);
-    sends(mr, mc, tr, tc, [&](auto, auto, std::int64_t li, std::int64_t lj) { sbuf.push_back(local()[lj * lld() + li]); });
+    sends(mr, mc, tr, tc,
+          [&](auto, auto, std::int64_t li, std::int64_t lj) { sbuf.push_back(local()[lj * lld() + li]); });
     sd[t + 1] = int(sbuf.size());
     sc[t] = sd[t + 1] - sd[t];
   }

@@ -27,8 +27,7 @@ void atomics_release();
 
 /// *result = old value at (rank, offset); the target becomes `op(old, *operand)`.
 /// Complete (at the target too) on return.
-void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand,
-                     void* result);
+void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand, void* result);
 /// The target becomes `op(old, *operand)`. Complete on return.
 void atomic_accumulate(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand);
 /// If the target equals *expected it becomes *desired; *result = old value.

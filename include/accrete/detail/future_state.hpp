@@ -140,7 +140,7 @@ inline void drain_ready_queue() {
 /// in which case they run after that callback returns.
 inline void on_ready(state_base* s) {
   callback_node* c = s->callbacks;
-  if (!c) return;  // fast path: nobody is waiting
+  if (!c) return;                 // fast path: nobody is waiting
   callback_node* fifo = nullptr;  // reverse LIFO registration order
   while (c) {
     callback_node* n = c->next;
@@ -188,16 +188,8 @@ struct state : state_base {
   }
 
   bool has_value() const noexcept { return slot.has(); }
-  const tuple_type& value() const noexcept
-    requires(!is_empty)
-  {
-    return *slot.v;
-  }
-  tuple_type& value() noexcept
-    requires(!is_empty)
-  {
-    return *slot.v;
-  }
+  const tuple_type& value() const noexcept requires(!is_empty) { return *slot.v; }
+  tuple_type& value() noexcept requires(!is_empty) { return *slot.v; }
   /// Stores the values (no readiness change). Exactly once.
   template <class... U>
   void set_value(U&&... v) {

@@ -22,8 +22,7 @@ namespace detail {
 void rpc_fn_base() noexcept;
 
 template <class F>
-inline constexpr bool is_function_pointer_v =
-    std::is_pointer_v<F> && std::is_function_v<std::remove_pointer_t<F>>;
+inline constexpr bool is_function_pointer_v = std::is_pointer_v<F>&& std::is_function_v<std::remove_pointer_t<F>>;
 
 template <class F>
 std::intptr_t fn_to_offset(F f) noexcept {

@@ -43,8 +43,8 @@ struct strided_plan {
 /// products or offsets that overflow, a remote section that runs outside
 /// rank's segment. Nothing moves before this returns.
 strided_plan plan_strided(const char* what, bool put, int rank, std::uint64_t remote_offset, std::size_t elem,
-                          std::size_t dims, const std::ptrdiff_t* local_strides,
-                          const std::ptrdiff_t* remote_strides, const std::size_t* extents);
+                          std::size_t dims, const std::ptrdiff_t* local_strides, const std::ptrdiff_t* remote_strides,
+                          const std::size_t* extents);
 
 /// Moves a planned section. Node-local targets are copied directly and the
 /// call returns true (complete; `done` is not used). Other targets are
@@ -53,8 +53,7 @@ strided_plan plan_strided(const char* what, bool put, int rank, std::uint64_t re
 /// the call returns false.
 bool strided_put(int rank, std::uint64_t remote_offset, const std::byte* src, const strided_plan& plan,
                  completion done);
-bool strided_get(int rank, std::uint64_t remote_offset, std::byte* dst, const strided_plan& plan,
-                 completion done);
+bool strided_get(int rank, std::uint64_t remote_offset, std::byte* dst, const strided_plan& plan, completion done);
 
 /// Fragment lists of an irregular transfer, in bytes.
 struct local_frag {
@@ -75,10 +74,8 @@ void check_irregular(const char* what, bool put, int rank, std::size_t elem, con
 
 /// Moves a checked irregular transfer; same completion contract as
 /// strided_put/strided_get.
-bool irregular_put(int rank, const std::vector<local_frag>& src, const std::vector<remote_frag>& dst,
-                   completion done);
-bool irregular_get(int rank, const std::vector<remote_frag>& src, const std::vector<local_frag>& dst,
-                   completion done);
+bool irregular_put(int rank, const std::vector<local_frag>& src, const std::vector<remote_frag>& dst, completion done);
+bool irregular_get(int rank, const std::vector<remote_frag>& src, const std::vector<local_frag>& dst, completion done);
 
 /// How the MPI path moves non-contiguous data. `automatic` picks by the
 /// measured thresholds (docs/noncontig.md); the others force one method

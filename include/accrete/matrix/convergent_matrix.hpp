@@ -49,13 +49,13 @@ struct convergent_matrix_options {
 /// Counters and time spent (seconds) by this process since construction or
 /// the last reset_stats().
 struct convergent_matrix_stats {
-  std::uint64_t updates = 0;          // update calls
-  std::uint64_t elements = 0;         // update elements submitted
-  std::uint64_t direct_packets = 0;   // applied by this process into node-local storage
-  std::uint64_t messages_sent = 0;    // coalesced messages to remote targets
-  std::uint64_t packets_received = 0; // packets applied on behalf of remote origins
-  std::uint64_t bytes_sent = 0;       // payload bytes sent to remote targets
-  std::size_t peak_buffered = 0;      // highest buffered + in-flight bytes
+  std::uint64_t updates = 0;           // update calls
+  std::uint64_t elements = 0;          // update elements submitted
+  std::uint64_t direct_packets = 0;    // applied by this process into node-local storage
+  std::uint64_t messages_sent = 0;     // coalesced messages to remote targets
+  std::uint64_t packets_received = 0;  // packets applied on behalf of remote origins
+  std::uint64_t bytes_sent = 0;        // payload bytes sent to remote targets
+  std::size_t peak_buffered = 0;       // highest buffered + in-flight bytes
   double t_bin = 0, t_move = 0, t_apply = 0, t_wait = 0;
 };
 
@@ -88,7 +88,7 @@ class cm_core {
     std::vector<std::int32_t> row_start, col_start;  // per grid row/col: start in lists below
     std::vector<std::int32_t> row_pos, row_loc;      // position in update, local index on owner
     std::vector<std::int32_t> col_pos, col_loc;
-    std::vector<int> targets;                        // grid ranks with work, in visit order
+    std::vector<int> targets;  // grid ranks with work, in visit order
   };
   void validate(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, std::int64_t ld,
                 matrix_layout lay, const void* block) const;
@@ -129,7 +129,7 @@ class cm_core {
   convergent_matrix_options opt_;
   std::size_t esize_;
   std::int64_t lrows_, lcols_, lld_;
-  std::vector<int> world_of_;  // grid rank -> world rank
+  std::vector<int> world_of_;         // grid rank -> world rank
   std::vector<std::int64_t> lld_of_;  // grid rank -> its leading dimension
   std::int64_t nlocks_;
   std::size_t header_;
@@ -190,8 +190,7 @@ class cm_core {
 ///    processes, when a commit cannot complete.
 template <class T>
 class convergent_matrix : private detail::cm_core {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "convergent_matrix supports float and double");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "convergent_matrix supports float and double");
 
  public:
   using value_type = T;
@@ -218,8 +217,8 @@ class convergent_matrix : private detail::cm_core {
 
   /// A[rows[i], cols[j]] += block(i, j), where block(i, j) is
   /// block[i + j*ld] (col_major) or block[i*ld + j] (row_major).
-  void update(const T* block, std::int64_t ld, std::span<const std::int64_t> rows,
-              std::span<const std::int64_t> cols, matrix_layout lay = matrix_layout::col_major);
+  void update(const T* block, std::int64_t ld, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
+              matrix_layout lay = matrix_layout::col_major);
 
   /// Symmetric update restricted to the upper triangle: for every i, j with
   /// ix[i] <= ix[j], A[ix[i], ix[j]] += block(i, j). Use fill_lower() after
@@ -260,9 +259,9 @@ class convergent_matrix : private detail::cm_core {
   void save(const std::string& path) const;
   void load(const std::string& path);
 
+  using cm_core::buffer_cap;
   using cm_core::reset_stats;
   using cm_core::stats;
-  using cm_core::buffer_cap;
 
  private:
   void apply_packet(const std::int32_t* lrow, std::int32_t nr, const std::int32_t* lcol, std::int32_t nc,

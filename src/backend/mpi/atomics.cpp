@@ -21,12 +21,18 @@ MPI_Win win() {
 
 MPI_Datatype mpi_type(atomic_type t) {
   switch (t) {
-    case atomic_type::i32: return MPI_INT32_T;
-    case atomic_type::i64: return MPI_INT64_T;
-    case atomic_type::u32: return MPI_UINT32_T;
-    case atomic_type::u64: return MPI_UINT64_T;
-    case atomic_type::f32: return MPI_FLOAT;
-    case atomic_type::f64: return MPI_DOUBLE;
+    case atomic_type::i32:
+      return MPI_INT32_T;
+    case atomic_type::i64:
+      return MPI_INT64_T;
+    case atomic_type::u32:
+      return MPI_UINT32_T;
+    case atomic_type::u64:
+      return MPI_UINT64_T;
+    case atomic_type::f32:
+      return MPI_FLOAT;
+    case atomic_type::f64:
+      return MPI_DOUBLE;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -34,22 +40,33 @@ MPI_Datatype mpi_type(atomic_type t) {
 // MPI_Compare_and_swap takes integer types only: floats compare as bits.
 MPI_Datatype cas_type(atomic_type t) {
   switch (t) {
-    case atomic_type::f32: return MPI_UINT32_T;
-    case atomic_type::f64: return MPI_UINT64_T;
-    default: return mpi_type(t);
+    case atomic_type::f32:
+      return MPI_UINT32_T;
+    case atomic_type::f64:
+      return MPI_UINT64_T;
+    default:
+      return mpi_type(t);
   }
 }
 
 MPI_Op mpi_op(atomic_op op) {
   switch (op) {
-    case atomic_op::no_op: return MPI_NO_OP;
-    case atomic_op::replace: return MPI_REPLACE;
-    case atomic_op::sum: return MPI_SUM;
-    case atomic_op::min: return MPI_MIN;
-    case atomic_op::max: return MPI_MAX;
-    case atomic_op::band: return MPI_BAND;
-    case atomic_op::bor: return MPI_BOR;
-    case atomic_op::bxor: return MPI_BXOR;
+    case atomic_op::no_op:
+      return MPI_NO_OP;
+    case atomic_op::replace:
+      return MPI_REPLACE;
+    case atomic_op::sum:
+      return MPI_SUM;
+    case atomic_op::min:
+      return MPI_MIN;
+    case atomic_op::max:
+      return MPI_MAX;
+    case atomic_op::band:
+      return MPI_BAND;
+    case atomic_op::bor:
+      return MPI_BOR;
+    case atomic_op::bxor:
+      return MPI_BXOR;
   }
   return MPI_OP_NULL;
 }
@@ -64,8 +81,7 @@ void atomics_release() {
   if (users > 0) --users;
 }
 
-void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand,
-                     void* result) {
+void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand, void* result) {
   MPI_Win w = win();
   ACCRETE_MPI(MPI_Fetch_and_op(operand, result, mpi_type(t), rank, MPI_Aint(offset), mpi_op(op), w));
   ACCRETE_MPI(MPI_Win_flush(rank, w));

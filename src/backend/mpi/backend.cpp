@@ -56,7 +56,7 @@ struct state_t {
   std::vector<int> flush_targets;       // their targets (-1: unknown, flush all)
   std::vector<MPI_Request> reqs;        // other outstanding requests
   std::vector<completion> req_done;
-  std::vector<int> req_idx;             // scratch for MPI_Testsome
+  std::vector<int> req_idx;  // scratch for MPI_Testsome
   std::deque<completion> ready;
   // active messages
   std::vector<pending_send> sends;
@@ -92,11 +92,22 @@ std::size_t parse_size(const char* s) {
   double v = std::strtod(s, &end);
   if (end == s || v < 0) throw error(std::string("accrete: bad ACCRETE_SEGMENT_SIZE '") + s + "'");
   switch (*end) {
-    case 'k': case 'K': v *= 1024.0; break;
-    case 'm': case 'M': v *= 1024.0 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    case '\0': break;
-    default: throw error(std::string("accrete: bad ACCRETE_SEGMENT_SIZE '") + s + "'");
+    case 'k':
+    case 'K':
+      v *= 1024.0;
+      break;
+    case 'm':
+    case 'M':
+      v *= 1024.0 * 1024;
+      break;
+    case 'g':
+    case 'G':
+      v *= 1024.0 * 1024 * 1024;
+      break;
+    case '\0':
+      break;
+    default:
+      throw error(std::string("accrete: bad ACCRETE_SEGMENT_SIZE '") + s + "'");
   }
   return static_cast<std::size_t>(v);
 }
@@ -111,8 +122,8 @@ std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a;
 //   every process its own node -> MPI_Win_allocate on world;
 // (decided on the largest node, so that every process takes the same branch)
 //   otherwise -> MPI_Win_allocate_shared on the node + MPI_Win_create on world.
-void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win,
-                  bool* world_is_node, std::vector<std::byte*>& bases) {
+void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
+                  std::vector<std::byte*>& bases) {
   int node_n = 0, max_node_n = 0;
   MPI_Comm_size(st.node, &node_n);
   // The layout must be the same on every process (window creation is
@@ -310,8 +321,10 @@ void backend_init(const init_options& opts) {
   MPI_Comm_size(st.world, &st.size);
 
   int node_size = 0;
-  if (opts.node_size) node_size = *opts.node_size;
-  else if (const char* e = std::getenv("ACCRETE_NODE_SIZE")) node_size = std::atoi(e);
+  if (opts.node_size)
+    node_size = *opts.node_size;
+  else if (const char* e = std::getenv("ACCRETE_NODE_SIZE"))
+    node_size = std::atoi(e);
   if (node_size < 0) throw error("accrete::init: negative node_size " + std::to_string(node_size));
   MPI_Comm real_node;
   MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node);
@@ -325,8 +338,10 @@ void backend_init(const init_options& opts) {
   }
 
   std::size_t seg = std::size_t{256} << 20;
-  if (opts.segment_size) seg = *opts.segment_size;
-  else if (const char* e = std::getenv("ACCRETE_SEGMENT_SIZE")) seg = parse_size(e);
+  if (opts.segment_size)
+    seg = *opts.segment_size;
+  else if (const char* e = std::getenv("ACCRETE_SEGMENT_SIZE"))
+    seg = parse_size(e);
   st.seg_bytes = round_up(std::max<std::size_t>(seg, 64), 64);
   std::byte* local = nullptr;
   open_windows(st.seg_bytes, &local, &st.node_win, &st.world_win, &st.world_is_node, st.bases);
@@ -375,8 +390,7 @@ void backend_finalize() {
 bool runtime_up() noexcept { return st.up; }
 
 void require_initialized(const char* what) {
-  if (!st.up)
-    throw not_initialized(std::string("accrete: ") + what + " called while the runtime is not initialized");
+  if (!st.up) throw not_initialized(std::string("accrete: ") + what + " called while the runtime is not initialized");
 }
 
 int world_rank() noexcept { return st.rank; }
@@ -390,12 +404,12 @@ std::byte* segment_base(int rank) noexcept { return is_node_local(rank) ? st.bas
 void check_range(const char* what, int rank, std::uint64_t offset, std::size_t bytes) {
   require_initialized(what);
   if (rank < 0 || rank >= st.size)
-    throw bad_global_ptr(std::string("accrete: ") + what + ": rank " + std::to_string(rank) +
-                         " out of range [0, " + std::to_string(st.size) + ")");
+    throw bad_global_ptr(std::string("accrete: ") + what + ": rank " + std::to_string(rank) + " out of range [0, " +
+                         std::to_string(st.size) + ")");
   if (offset > st.seg_bytes || bytes > st.seg_bytes - offset)
     throw bad_global_ptr(std::string("accrete: ") + what + ": " + std::to_string(bytes) + " bytes at offset " +
-                         std::to_string(offset) + " of rank " + std::to_string(rank) +
-                         " run past its segment of " + std::to_string(st.seg_bytes) + " bytes");
+                         std::to_string(offset) + " of rank " + std::to_string(rank) + " run past its segment of " +
+                         std::to_string(st.seg_bytes) + " bytes");
 }
 
 MPI_Win segment_window() noexcept { return st.world_win; }

@@ -15,8 +15,8 @@ namespace accrete::detail {
 }
 }  // namespace accrete::detail
 
-#define ACCRETE_MPI(call)                                           \
-  do {                                                              \
-    int accrete_rc_ = (call);                                       \
+#define ACCRETE_MPI(call)                                                              \
+  do {                                                                                 \
+    int accrete_rc_ = (call);                                                          \
     if (accrete_rc_ != MPI_SUCCESS) ::accrete::detail::mpi_failed(#call, accrete_rc_); \
   } while (0)

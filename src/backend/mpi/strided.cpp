@@ -85,8 +85,8 @@ struct type_cache {
     for (std::size_t i = p.dims.size(); i-- > 0;) {
       const auto& d = p.dims[i];
       MPI_Datatype outer;
-      ACCRETE_MPI(MPI_Type_create_hvector(int(d.extent), 1, MPI_Aint(local_side ? d.local_stride : d.remote_stride),
-                                          t, &outer));
+      ACCRETE_MPI(MPI_Type_create_hvector(int(d.extent), 1, MPI_Aint(local_side ? d.local_stride : d.remote_stride), t,
+                                          &outer));
       MPI_Type_free(&t);
       t = outer;
     }
@@ -158,12 +158,18 @@ void copy_fixed(std::byte* dst, const std::byte* src, const strided_plan& p, boo
 
 void copy_section(std::byte* dst, const std::byte* src, const strided_plan& p, bool dst_remote) {
   switch (p.run) {
-    case 1: return copy_fixed<1>(dst, src, p, dst_remote);
-    case 2: return copy_fixed<2>(dst, src, p, dst_remote);
-    case 4: return copy_fixed<4>(dst, src, p, dst_remote);
-    case 8: return copy_fixed<8>(dst, src, p, dst_remote);
-    case 16: return copy_fixed<16>(dst, src, p, dst_remote);
-    default: break;
+    case 1:
+      return copy_fixed<1>(dst, src, p, dst_remote);
+    case 2:
+      return copy_fixed<2>(dst, src, p, dst_remote);
+    case 4:
+      return copy_fixed<4>(dst, src, p, dst_remote);
+    case 8:
+      return copy_fixed<8>(dst, src, p, dst_remote);
+    case 16:
+      return copy_fixed<16>(dst, src, p, dst_remote);
+    default:
+      break;
   }
   const std::size_t n = p.run;
   for_each_run(p, [&](std::ptrdiff_t l, std::ptrdiff_t r) {
@@ -182,8 +188,7 @@ void put_or_get(bool put, std::byte* local, std::size_t n, int rank, std::uint64
   }
 }
 
-bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, const strided_plan& p,
-                      completion done) {
+bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, const strided_plan& p, completion done) {
   if (p.empty) return true;
   if (std::byte* base = segment_base(rank)) {
     // Direct copy through the shared segment; the caller's later
@@ -194,8 +199,8 @@ bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, c
       copy_section(local, base + off, p, false);
     return true;
   }
-  bool dt = p.dims.empty() ? false
-                           : (datatype_fits(p) && choose_noncontig(p.runs(), p.run) == noncontig_method::datatype);
+  bool dt =
+      p.dims.empty() ? false : (datatype_fits(p) && choose_noncontig(p.runs(), p.run) == noncontig_method::datatype);
   if (dt) {
     MPI_Datatype lt = cache().get(p, true), rt = cache().get(p, false);
     if (put)
@@ -261,9 +266,14 @@ bool irregular_transfer(bool put, int rank, const std::vector<local_frag>& l, co
   fits = fits && nl <= int_max && nr <= int_max;
   bool dt;
   switch (get_noncontig_method()) {
-    case noncontig_method::datatype: dt = true; break;
-    case noncontig_method::batched: dt = false; break;
-    default: dt = pieces >= irregular_min_pieces && total / pieces <= irregular_max_piece_bytes;
+    case noncontig_method::datatype:
+      dt = true;
+      break;
+    case noncontig_method::batched:
+      dt = false;
+      break;
+    default:
+      dt = pieces >= irregular_min_pieces && total / pieces <= irregular_max_piece_bytes;
   }
   dt = dt && fits && pieces > 1;
   if (dt) {
@@ -323,8 +333,8 @@ noncontig_method choose_noncontig(std::size_t runs, std::size_t run_bytes) noexc
 }
 
 strided_plan plan_strided(const char* what, bool put, int rank, std::uint64_t remote_offset, std::size_t elem,
-                          std::size_t dims, const std::ptrdiff_t* local_strides,
-                          const std::ptrdiff_t* remote_strides, const std::size_t* extents) {
+                          std::size_t dims, const std::ptrdiff_t* local_strides, const std::ptrdiff_t* remote_strides,
+                          const std::size_t* extents) {
   require_initialized(what);
   const char* lname = put ? "source" : "destination";
   const char* rname = put ? "destination" : "source";
@@ -348,9 +358,9 @@ strided_plan plan_strided(const char* what, bool put, int rank, std::uint64_t re
   std::int64_t rlo = 0, rhi = 0, llo = 0, lhi = 0;
   const std::uint64_t seg = segment_bytes();
   if (!p.empty && (remote_offset > seg || elem > seg - remote_offset))
-    fail(what, "the first element of the " + std::string(rname) + " section (offset " + str(remote_offset) +
-                   ", " + str(elem) + " bytes) lies outside rank " + std::to_string(rank) + "'s segment of " +
-                   str(seg) + " bytes");
+    fail(what, "the first element of the " + std::string(rname) + " section (offset " + str(remote_offset) + ", " +
+                   str(elem) + " bytes) lies outside rank " + std::to_string(rank) + "'s segment of " + str(seg) +
+                   " bytes");
   for (std::size_t d = 0; d < dims && !p.empty; ++d) {
     std::int64_t n = std::int64_t(extents[d]) - 1, rs, ls;
     if (__builtin_mul_overflow(n, std::int64_t(remote_strides[d]), &rs) ||
@@ -369,8 +379,8 @@ strided_plan plan_strided(const char* what, bool put, int rank, std::uint64_t re
     if (rhi > 0 && (std::uint64_t(rhi) > seg || remote_offset + elem > seg - std::uint64_t(rhi)))
       fail(what, "dimension " + str(d) + " (extent " + str(extents[d]) + ", stride " + sstr(remote_strides[d]) +
                      " bytes) of the " + rname + " section runs past the end of rank " + std::to_string(rank) +
-                     "'s segment of " + str(seg) + " bytes (to byte " +
-                     str(remote_offset + std::uint64_t(rhi) + elem) + ")");
+                     "'s segment of " + str(seg) + " bytes (to byte " + str(remote_offset + std::uint64_t(rhi) + elem) +
+                     ")");
   }
   if (p.empty) return p;
   for (std::size_t d = 0; d < dims; ++d)
@@ -444,13 +454,11 @@ void check_irregular(const char* what, bool put, int rank, std::size_t elem, con
                  " on has no counterpart");
 }
 
-bool irregular_put(int rank, const std::vector<local_frag>& src, const std::vector<remote_frag>& dst,
-                   completion done) {
+bool irregular_put(int rank, const std::vector<local_frag>& src, const std::vector<remote_frag>& dst, completion done) {
   return irregular_transfer(true, rank, src, dst, std::move(done));
 }
 
-bool irregular_get(int rank, const std::vector<remote_frag>& src, const std::vector<local_frag>& dst,
-                   completion done) {
+bool irregular_get(int rank, const std::vector<remote_frag>& src, const std::vector<local_frag>& dst, completion done) {
   return irregular_transfer(false, rank, dst, src, std::move(done));
 }
 
