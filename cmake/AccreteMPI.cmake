@@ -11,26 +11,35 @@ if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
 endif()
 
 # accrete_add_mpi_test(<name> SOURCES <files...> NP <counts...>
-#                      [NODE_SIZES <k...>] [LIBS <libs...>] [LABELS <l...>] [TIMEOUT <s>])
+#                      [NODE_SIZES <k...>] [LIBS <libs...>] [LABELS <l...>] [TIMEOUT <s>]
+#                      [ENV <VAR=value...> SUFFIX <s>])
 # Builds one GoogleTest binary and registers it once per process count (and
 # once per pretend node size given in NODE_SIZES; 0 means "the real node").
+# Calling it again for the same binary with ENV and SUFFIX registers the same
+# runs again under extra environment settings (test names get .<SUFFIX>).
 function(accrete_add_mpi_test name)
-  cmake_parse_arguments(A "" "TIMEOUT" "SOURCES;NP;NODE_SIZES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(A "" "TIMEOUT;SUFFIX" "SOURCES;NP;NODE_SIZES;LIBS;LABELS;ENV" ${ARGN})
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 300)
   endif()
   if(NOT A_NODE_SIZES)
     set(A_NODE_SIZES 0)
   endif()
-  add_executable(${name} ${A_SOURCES})
-  target_link_libraries(${name} PRIVATE accrete::accrete accrete_test_main ${A_LIBS})
+  if(NOT TARGET ${name})
+    add_executable(${name} ${A_SOURCES})
+    target_link_libraries(${name} PRIVATE accrete::accrete accrete_test_main ${A_LIBS})
+  endif()
+  set(sfx "")
+  if(A_SUFFIX)
+    set(sfx ".${A_SUFFIX}")
+  endif()
   foreach(np ${A_NP})
     foreach(ns ${A_NODE_SIZES})
-      set(env ${ACCRETE_MPI_ENV})
+      set(env ${ACCRETE_MPI_ENV} ${A_ENV})
       if(ns EQUAL 0)
-        set(tname ${name}.np${np})
+        set(tname ${name}.np${np}${sfx})
       else()
-        set(tname ${name}.np${np}.node${ns})
+        set(tname ${name}.np${np}.node${ns}${sfx})
         list(APPEND env ACCRETE_NODE_SIZE=${ns})
       endif()
       add_test(NAME ${tname}

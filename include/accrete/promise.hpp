@@ -31,6 +31,10 @@
 
 namespace accrete {
 
+namespace detail {
+struct promise_access;
+}
+
 template <class... T>
 class promise {
  public:
@@ -121,6 +125,7 @@ class promise {
   }
 
  private:
+  friend struct detail::promise_access;
   void drop() noexcept {
     s_->promised = false;
     detail::release(s_);
@@ -138,5 +143,15 @@ class promise {
   bool finalized_ = false;
   bool result_given_ = false;  // promise<> only
 };
+
+namespace detail {
+/// The shared state behind a promise, for completion by counting.
+struct promise_access {
+  template <class... T>
+  static state_base* state(promise<T...>& p) noexcept {
+    return p.s_;
+  }
+};
+}  // namespace detail
 
 }  // namespace accrete

@@ -12,9 +12,11 @@
 //
 // Paths: a node-local target is reached by memcpy through the shared
 // segment, and the operation is complete when the call returns (the future
-// is ready). Other targets use MPI_Put/MPI_Rget on the world window; those
-// complete during progress (internal progress issues one flush for all
-// puts outstanding). Transfers of any size are split as MPI requires.
+// is ready). Other targets use MPI_Put/MPI_Get on the world window; those
+// complete during progress (internal progress issues one MPI_Win_flush per
+// target for everything outstanding, and a flood completing one promise
+// shares one counter, not one callback per operation). Transfers of any
+// size are split as MPI requires.
 //
 // Thread safety: call from the thread that drives the runtime.
 #include <algorithm>
@@ -58,36 +60,34 @@ inline void local_copy(void* dst, const void* src, std::size_t bytes) {
   for (std::size_t off = 0; off < bytes; off += piece) std::memcpy(d + off, s + off, std::min(piece, bytes - off));
 }
 
-// A pending future<> and the completion that readies it, sharing one
-// allocation (the state); the completion holds the second reference.
-inline std::pair<future<>, completion> pending_op() {
+// A pending future<> whose state the backend completes by counting.
+inline std::pair<future<>, state_base*> pending_op() {
   auto* st = new state<>(1);
-  add_ref(st);
-  completion done = [st] {
-    st->deps = 0;
-    on_ready(st);
-    release(st);
-  };
-  return {future_access::adopt(st), std::move(done)};
+  return {future_access::adopt(st), st};
 }
 
-// Shared body of the bulk put/get: copies directly when node-local (eager,
-// returns true) or starts the MPI transfer with `done` as completion.
-inline bool put_bytes(int rank, std::uint64_t off, const void* src, std::size_t bytes, completion done) {
+// Shared body of the bulk put/get with promise completion: copies directly
+// when node-local, else starts the MPI transfer, which fulfils one
+// dependency of `p` when complete.
+template <class P>
+void put_bytes(int rank, std::uint64_t off, const void* src, std::size_t bytes, P& p) {
   if (std::byte* base = segment_base(rank)) {
+    p.require_anonymous(0);  // still rejects a promise that is already ready
     local_copy(base + off, src, bytes);
-    return true;
+    return;
   }
-  put_remote(rank, off, src, bytes, std::move(done));
-  return false;
+  p.require_anonymous(1);
+  put_remote(rank, off, src, bytes, promise_access::state(p));
 }
-inline bool get_bytes(int rank, std::uint64_t off, void* dst, std::size_t bytes, completion done) {
+template <class P>
+void get_bytes(int rank, std::uint64_t off, void* dst, std::size_t bytes, P& p) {
   if (std::byte* base = segment_base(rank)) {
+    p.require_anonymous(0);
     local_copy(dst, base + off, bytes);
-    return true;
+    return;
   }
-  get_remote(rank, off, dst, bytes, std::move(done));
-  return false;
+  p.require_anonymous(1);
+  get_remote(rank, off, dst, bytes, promise_access::state(p));
 }
 }  // namespace detail
 
@@ -99,8 +99,8 @@ requires detail::rma_ok<T> future<> rput(const T* src, global_ptr<T> dest, std::
     detail::local_copy(base + dest.offset(), src, bytes);
     return make_future();
   }
-  auto [f, done] = detail::pending_op();
-  detail::put_remote(dest.where(), dest.offset(), src, bytes, std::move(done));
+  auto [f, s] = detail::pending_op();
+  detail::put_remote(dest.where(), dest.offset(), src, bytes, s);
   return f;
 }
 
@@ -109,9 +109,7 @@ template <class T>
 requires detail::rma_ok<T>
 void rput(const T* src, global_ptr<T> dest, std::size_t count, promise<>& p) {
   std::size_t bytes = detail::checked_bytes("rput", dest, count);
-  p.require_anonymous(1);
-  if (detail::put_bytes(dest.where(), dest.offset(), src, bytes, [pp = &p] { pp->fulfill_anonymous(1); }))
-    p.fulfill_anonymous(1);
+  detail::put_bytes(dest.where(), dest.offset(), src, bytes, p);
 }
 
 /// Writes one value to `dest`. The value is copied: nothing to keep alive.
@@ -135,8 +133,8 @@ requires detail::rma_ok<T> future<> rget(global_ptr<T> src, T* dest, std::size_t
     detail::local_copy(dest, base + src.offset(), bytes);
     return make_future();
   }
-  auto [f, done] = detail::pending_op();
-  detail::get_remote(src.where(), src.offset(), dest, bytes, std::move(done));
+  auto [f, s] = detail::pending_op();
+  detail::get_remote(src.where(), src.offset(), dest, bytes, s);
   return f;
 }
 
@@ -145,9 +143,7 @@ template <class T>
 requires detail::rma_ok<T>
 void rget(global_ptr<T> src, T* dest, std::size_t count, promise<>& p) {
   std::size_t bytes = detail::checked_bytes("rget", src, count);
-  p.require_anonymous(1);
-  if (detail::get_bytes(src.where(), src.offset(), dest, bytes, [pp = &p] { pp->fulfill_anonymous(1); }))
-    p.fulfill_anonymous(1);
+  detail::get_bytes(src.where(), src.offset(), dest, bytes, p);
 }
 
 /// Reads one value.

@@ -16,6 +16,8 @@ namespace accrete::detail {
 /// internal progress and run by user-level progress (see src/README.md).
 using completion = std::function<void()>;
 
+struct state_base;  // future_state.hpp
+
 /// Throws accrete::not_initialized naming `what` unless the runtime is up.
 void require_initialized(const char* what);
 bool runtime_up() noexcept;
@@ -45,6 +47,13 @@ void check_range(const char* what, int rank, std::uint64_t offset, std::size_t b
 /// or in the local buffer (get). Transfers of any size are split as MPI needs.
 void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, completion done);
 void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, completion done);
+/// The same with completion by counting: one dependency of `s` is fulfilled
+/// (at user-level progress) when the transfer completes. Consecutive
+/// operations on one state share one queue entry, so a flood of transfers
+/// completing one promise costs no allocation or callback per operation.
+/// The backend holds a reference on `s` while the operation is pending.
+void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, state_base* s);
+void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, state_base* s);
 
 /// The world window over every process's segment (displacement unit 1,
 /// offsets are segment offsets), locked with MPI_Win_lock_all from init to

@@ -19,10 +19,12 @@
 #include <sched.h>
 #include <time.h>
 
+#include "accrete/detail/future_state.hpp"
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"
 #include "accrete/runtime.hpp"
 #include "backend/mpi/mpi_check.hpp"
+#include "backend/mpi/shm_ring.hpp"
 
 namespace accrete::detail {
 namespace {
@@ -58,6 +60,13 @@ struct state_t {
   std::vector<completion> req_done;
   std::vector<int> req_idx;  // scratch for MPI_Testsome
   std::deque<completion> ready;
+  // counted completions (see put_remote): issued, and flushed but not yet
+  // applied; spare keeps a buffer's capacity between progress calls
+  struct counted {
+    state_base* s;
+    std::intptr_t n;
+  };
+  std::vector<counted> await_flush_counted, ready_counted, spare_counted;
   // active messages
   std::vector<pending_send> sends;
   std::vector<std::size_t> inflight;
@@ -68,6 +77,12 @@ struct state_t {
     std::size_t size;
   };
   std::deque<inbound> inbox;
+  // node-local active messages (shm_ring.hpp): per world rank, the ring we
+  // write into (in that process's memory; empty when not on our node), and
+  // the rings others write into us, with the sender's world rank
+  MPI_Win ring_win = MPI_WIN_NULL;
+  std::vector<shm_ring> out_rings;
+  std::vector<std::pair<int, shm_ring>> in_rings;
   unsigned skipped_probes = 0;
   bool last_active = false;  // the last user-level progress ran something
 };
@@ -87,10 +102,10 @@ std::intptr_t handler_id(am_handler h) {
   return reinterpret_cast<std::intptr_t>(h) - reinterpret_cast<std::intptr_t>(&am_base_symbol);
 }
 
-std::size_t parse_size(const char* s) {
+std::size_t parse_size(const char* s, const char* name = "ACCRETE_SEGMENT_SIZE") {
   char* end = nullptr;
   double v = std::strtod(s, &end);
-  if (end == s || v < 0) throw error(std::string("accrete: bad ACCRETE_SEGMENT_SIZE '") + s + "'");
+  if (end == s || v < 0) throw error(std::string("accrete: bad ") + name + " '" + s + "'");
   switch (*end) {
     case 'k':
     case 'K':
@@ -107,7 +122,7 @@ std::size_t parse_size(const char* s) {
     case '\0':
       break;
     default:
-      throw error(std::string("accrete: bad ACCRETE_SEGMENT_SIZE '") + s + "'");
+      throw error(std::string("accrete: bad ") + name + " '" + s + "'");
   }
   return static_cast<std::size_t>(v);
 }
@@ -194,7 +209,7 @@ void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node) {
 // runtime_test RmaSizes at P = 3 with ACCRETE_NODE_SIZE=1), while per-target
 // flushes are correct. Returns whether anything completed.
 bool flush_rma() {
-  if (st.await_flush.empty()) return false;
+  if (st.await_flush.empty() && st.await_flush_counted.empty()) return false;
   const auto& t = st.flush_targets;
   if (std::find(t.begin(), t.end(), -1) != t.end()) {
     for (int r = 0; r < st.size; ++r) ACCRETE_MPI(MPI_Win_flush(r, st.world_win));
@@ -203,6 +218,11 @@ bool flush_rma() {
   }
   for (auto& c : st.await_flush) st.ready.push_back(std::move(c));
   st.await_flush.clear();
+  if (st.ready_counted.empty())
+    st.ready_counted.swap(st.await_flush_counted);
+  else
+    st.ready_counted.insert(st.ready_counted.end(), st.await_flush_counted.begin(), st.await_flush_counted.end());
+  st.await_flush_counted.clear();
   st.flush_targets.clear();
   return true;
 }
@@ -273,6 +293,78 @@ bool internal_ok(std::span<const std::byte> msg) {
   return it != am_registry().end() && it->second;
 }
 
+// Takes one received message: handlers marked safe for internal progress
+// run at once, the others wait in the inbox (in a copy when `msg` is not
+// ours to keep).
+void deliver(int source, std::span<const std::byte> msg, std::unique_ptr<std::byte[]> owned) {
+  if (internal_ok(msg)) {
+    dispatch(source, msg);
+    return;
+  }
+  if (!owned) {
+    owned = std::make_unique_for_overwrite<std::byte[]>(msg.size());
+    std::memcpy(owned.get(), msg.data(), msg.size());
+  }
+  st.inbox.push_back({source, std::move(owned), msg.size()});
+}
+
+// Takes every message waiting in this process's node-local rings.
+bool receive_ring_messages() {
+  std::size_t n = 0;
+  for (auto& [source, ring] : st.in_rings)
+    n += ring.drain([src = source](std::span<const std::byte> m) { deliver(src, m, nullptr); });
+  return n != 0;
+}
+
+// Ring size per (sender, receiver) pair on a node: ACCRETE_AM_RING_BYTES,
+// rounded up to a power of two; 0 turns the rings off (every message goes
+// through MPI). The default holds ~16 8-KiB messages per pair.
+std::size_t ring_capacity() {
+  std::size_t cap = std::size_t{128} << 10;
+  if (const char* e = std::getenv("ACCRETE_AM_RING_BYTES")) cap = parse_size(e, "ACCRETE_AM_RING_BYTES");
+  if (cap == 0) return 0;
+  std::size_t p = 256;
+  while (p < cap) p <<= 1;
+  return p;
+}
+
+// Collective over the node: every process allocates one ring per node
+// process (itself included), clears them, and maps the rings it writes into.
+void open_rings() {
+  const std::size_t cap = ring_capacity();
+  st.out_rings.assign(st.size, shm_ring());
+  st.in_rings.clear();
+  if (cap == 0) return;
+  int node_n = 0;
+  MPI_Comm_size(st.node, &node_n);
+  std::vector<int> world_of(node_n);
+  ACCRETE_MPI(MPI_Allgather(&st.rank, 1, MPI_INT, world_of.data(), 1, MPI_INT, st.node));
+  const std::size_t one = shm_ring::header_bytes + cap;
+  void* base = nullptr;
+  ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(one * node_n), 1, MPI_INFO_NULL, st.node, &base, &st.ring_win));
+  auto mine = static_cast<std::byte*>(base);
+  int me = 0;
+  MPI_Comm_rank(st.node, &me);
+  for (int i = 0; i < node_n; ++i) {
+    shm_ring::clear(mine + one * i);
+    st.in_rings.emplace_back(world_of[i], shm_ring(mine + one * i, cap));
+  }
+  ACCRETE_MPI(MPI_Barrier(st.node));  // every ring is clear before anyone writes
+  for (int i = 0; i < node_n; ++i) {
+    MPI_Aint sz;
+    int du;
+    void* p = nullptr;
+    ACCRETE_MPI(MPI_Win_shared_query(st.ring_win, i, &sz, &du, &p));
+    st.out_rings[world_of[i]] = shm_ring(static_cast<std::byte*>(p) + one * me, cap);
+  }
+}
+
+void close_rings() {
+  st.out_rings.clear();
+  st.in_rings.clear();
+  if (st.ring_win != MPI_WIN_NULL) MPI_Win_free(&st.ring_win);
+}
+
 // Receives every message that has arrived. Handlers marked safe for internal
 // progress run at once (they only move data); the others wait in the inbox
 // for user-level progress.
@@ -289,10 +381,7 @@ void receive_messages() {
     auto buf = std::make_unique_for_overwrite<std::byte[]>(std::size_t(count));
     ACCRETE_MPI(MPI_Mrecv(buf.get(), count, MPI_BYTE, &m, MPI_STATUS_IGNORE));
     std::span<const std::byte> msg(buf.get(), std::size_t(count));
-    if (internal_ok(msg))
-      dispatch(s.MPI_SOURCE, msg);
-    else
-      st.inbox.push_back({s.MPI_SOURCE, std::move(buf), std::size_t(count)});
+    deliver(s.MPI_SOURCE, msg, std::move(buf));
   }
 }
 
@@ -345,6 +434,7 @@ void backend_init(const init_options& opts) {
   st.seg_bytes = round_up(std::max<std::size_t>(seg, 64), 64);
   std::byte* local = nullptr;
   open_windows(st.seg_bytes, &local, &st.node_win, &st.world_win, &st.world_is_node, st.bases);
+  open_rings();
 
   st.inflight.assign(st.size, 0);
   st.sent.assign(st.size, 0);
@@ -378,6 +468,7 @@ void backend_finalize() {
   MPI_Barrier(st.world);
   close_windows(st.node_win, st.world_win, st.world_is_node);
   st.node_win = st.world_win = MPI_WIN_NULL;
+  close_rings();
   MPI_Comm_free(&st.node);
   MPI_Comm_free(&st.am);
   MPI_Comm_free(&st.world);
@@ -425,12 +516,25 @@ void memory_sync() noexcept {
 
 // ---- RMA ----------------------------------------------------------------------
 
-void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, completion done) {
+namespace {
+void put_chunks(int rank, std::uint64_t offset, const void* src, std::size_t bytes) {
   auto p = static_cast<const std::byte*>(src);
   for (std::size_t off = 0; off < bytes; off += max_chunk) {
     int n = int(std::min(max_chunk, bytes - off));
     ACCRETE_MPI(MPI_Put(p + off, n, MPI_BYTE, rank, MPI_Aint(offset + off), n, MPI_BYTE, st.world_win));
   }
+}
+void get_chunks(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
+  auto p = static_cast<std::byte*>(dst);
+  for (std::size_t off = 0; off < bytes; off += max_chunk) {
+    int n = int(std::min(max_chunk, bytes - off));
+    ACCRETE_MPI(MPI_Get(p + off, n, MPI_BYTE, rank, MPI_Aint(offset + off), n, MPI_BYTE, st.world_win));
+  }
+}
+}  // namespace
+
+void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, completion done) {
+  put_chunks(rank, offset, src, bytes);
   // MPI_Put is complete at the target only after a flush; puts issued
   // together share one flush at the next poll.
   note_flush_target(rank);
@@ -438,15 +542,59 @@ void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t byt
 }
 
 void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, completion done) {
-  auto p = static_cast<std::byte*>(dst);
-  for (std::size_t off = 0; off < bytes; off += max_chunk) {
-    int n = int(std::min(max_chunk, bytes - off));
-    ACCRETE_MPI(MPI_Get(p + off, n, MPI_BYTE, rank, MPI_Aint(offset + off), n, MPI_BYTE, st.world_win));
-  }
+  get_chunks(rank, offset, dst, bytes);
   // Like puts, gets complete at the next flush: one MPI call for everything
   // outstanding instead of a request per get.
   note_flush_target(rank);
   st.await_flush.push_back(std::move(done));
+}
+
+namespace {
+void await_counted(int rank, state_base* s) {
+  note_flush_target(rank);
+  auto& v = st.await_flush_counted;
+  if (!v.empty() && v.back().s == s) {
+    ++v.back().n;
+    return;
+  }
+  add_ref(s);
+  v.push_back({s, 1});
+}
+
+// Fulfils the counted completions whose transfers were flushed. Fulfilling
+// may run user callbacks that re-enter progress, so the batch is taken out
+// of the shared list first.
+void run_counted() {
+  if (st.ready_counted.empty()) return;
+  std::vector<state_t::counted> batch = std::move(st.spare_counted);
+  batch.clear();
+  batch.swap(st.ready_counted);
+  std::exception_ptr err;
+  for (auto [s, n] : batch) {
+    s->deps -= n;
+    if (s->deps == 0) {
+      try {
+        on_ready(s);
+      } catch (...) {
+        if (!err) err = std::current_exception();
+      }
+    }
+    release(s);
+  }
+  batch.clear();
+  st.spare_counted = std::move(batch);
+  if (err) std::rethrow_exception(err);
+}
+}  // namespace
+
+void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, state_base* s) {
+  put_chunks(rank, offset, src, bytes);
+  await_counted(rank, s);
+}
+
+void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, state_base* s) {
+  get_chunks(rank, offset, dst, bytes);
+  await_counted(rank, s);
 }
 
 void track_request(MPI_Request r, completion done) {
@@ -461,6 +609,7 @@ void poll() {
   const bool rma_done = flush_rma();
   const bool req_done = test_requests();
   test_sends();
+  receive_ring_messages();
   // Probing for messages costs more than a flush; when this poll already
   // completed operations, the caller most likely waits for one of them. But
   // probe at least every 8th poll, so that a loop of RMA round trips cannot
@@ -477,7 +626,8 @@ void user_progress() {
   // A wait loop should yield only when progress found nothing to do: a
   // process serving requests must keep serving (measured: 3.4x more RPC
   // round trips per second when busy progress does not yield).
-  st.last_active = !st.ready.empty() || !st.inbox.empty();
+  st.last_active = !st.ready.empty() || !st.inbox.empty() || !st.ready_counted.empty();
+  run_counted();
   // Completions and handlers may issue new operations (and re-enter
   // progress through wait()); take work one item at a time so that nesting
   // is safe and nothing is run twice.
@@ -498,7 +648,7 @@ void defer(completion c) { st.ready.push_back(std::move(c)); }
 bool last_progress_active() noexcept { return st.last_active; }
 
 bool quiescent() noexcept {
-  return st.await_flush.empty() && st.reqs.empty() && st.ready.empty() && st.sends.empty() && st.inbox.empty();
+  return st.await_flush.empty() && st.await_flush_counted.empty() && st.ready_counted.empty() && st.reqs.empty() && st.ready.empty() && st.sends.empty() && st.inbox.empty();
 }
 
 // ---- active messages ----------------------------------------------------------
@@ -511,6 +661,12 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
   std::memcpy(msg.data(), &id, sizeof id);
   if (msg.size() > std::size_t(INT_MAX))
     throw error("accrete: active message of " + std::to_string(msg.size()) + " bytes exceeds INT_MAX");
+  // Node-local: through the ring when it has room (messages need not stay
+  // in order, so a full ring simply sends this one through MPI).
+  if (shm_ring& ring = st.out_rings[rank]; ring && msg.size() <= ring.max_message() && ring.try_push(msg)) {
+    ++st.sent[rank];
+    return;
+  }
   unsigned spins = 0;
   while (st.inflight[rank] > 0 && st.inflight[rank] + msg.size() > am_inflight_cap) {
     poll();
