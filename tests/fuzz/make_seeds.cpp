@@ -1,0 +1,43 @@
+// Writes one valid message per shape of deserialize_fuzz.cpp (first byte =
+// shape) into the directory given, so the fuzzer starts from real encodings.
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "accrete/serialization.hpp"
+#include "accrete/view.hpp"
+
+namespace {
+template <class... T>
+void seed(const std::string& dir, int shape, const T&... v) {
+  std::vector<std::byte> buf;
+  accrete::writer w(buf);
+  (w.write(v), ...);
+  std::ofstream f(dir + "/seed" + std::to_string(shape), std::ios::binary);
+  char c = char(shape);
+  f.write(&c, 1);
+  f.write(reinterpret_cast<const char*>(buf.data()), std::streamsize(buf.size()));
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  std::string d = argv[1];
+  std::vector<double> dv{1.5, -2.25, 3};
+  std::string chars = "views";
+  std::vector<std::string> strs{"a", "", "longer string"};
+  std::vector<std::vector<int>> vv{{1, 2}, {}, {3}};
+  seed(d, 0, std::string("hello"));
+  seed(d, 1, std::vector<std::int32_t>{1, 2, 3}, 4.0);
+  seed(d, 2, strs);
+  seed(d, 3, std::tuple<int, std::string, std::vector<double>>{7, "x", dv});
+  seed(d, 4, std::pair<std::array<std::int16_t, 3>, std::vector<std::vector<char>>>{{1, 2, 3}, {{'a'}, {}}});
+  seed(d, 5, accrete::make_view(dv), accrete::make_view(chars));
+  seed(d, 6, accrete::make_view(strs), std::uint64_t{9});
+  seed(d, 7, std::array<std::string, 2>{"p", "q"}, accrete::make_view(vv));
+  return 0;
+}
