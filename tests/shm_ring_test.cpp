@@ -37,7 +37,7 @@ struct ring_fixture : ::testing::Test {
 }  // namespace
 
 TEST_F(ring_fixture, EmptyRingDrainsNothing) {
-  EXPECT_EQ(consumer.drain([](auto) { FAIL(); }), 0u);
+  EXPECT_EQ(consumer.drain([](auto, bool) { FAIL(); }), 0u);
   EXPECT_EQ(producer.max_message(), cap / 4 - 8);
 }
 
@@ -52,7 +52,7 @@ TEST_F(ring_fixture, MessagesArriveInOrderAcrossManyWraps) {
     ASSERT_TRUE(producer.try_push(m)) << "round " << round;
     ++sent;
     if (round % 3 == 2) {
-      consumer.drain([&](std::span<const std::byte> s) {
+      consumer.drain([&](std::span<const std::byte> s, bool) {
         std::uint32_t seq;
         std::memcpy(&seq, s.data(), 4);
         ASSERT_EQ(seq, got);
@@ -62,7 +62,7 @@ TEST_F(ring_fixture, MessagesArriveInOrderAcrossManyWraps) {
       });
     }
   }
-  consumer.drain([&](std::span<const std::byte>) { ++got; });
+  consumer.drain([&](std::span<const std::byte>, bool) { ++got; });
   EXPECT_EQ(got, sent);
 }
 
@@ -73,37 +73,45 @@ TEST_F(ring_fixture, FullRingRefusesUntilDrained) {
   std::size_t seen = 0;
   // Space is released only after drain: a push from inside the callback
   // still finds the ring full.
-  consumer.drain([&](std::span<const std::byte>) {
+  consumer.drain([&](std::span<const std::byte>, bool) {
     ++seen;
     EXPECT_FALSE(producer.try_push(m));
   });
   EXPECT_EQ(seen, 4u);
   EXPECT_TRUE(producer.try_push(m));
-  EXPECT_EQ(consumer.drain([](auto) {}), 1u);
+  EXPECT_EQ(consumer.drain([](auto, bool) {}), 1u);
 }
 
-TEST_F(ring_fixture, ReentrantDrainTakesNothing) {
-  auto m = message(2, 8);
-  ASSERT_TRUE(producer.try_push(m));
-  ASSERT_TRUE(producer.try_push(m));
-  std::size_t outer = 0;
-  consumer.drain([&](std::span<const std::byte>) {
-    ++outer;
-    EXPECT_EQ(consumer.drain([](auto) { FAIL(); }), 0u);
+TEST_F(ring_fixture, ReentrantDrainCopiesTheRestAndKeepsSpace) {
+  for (std::uint32_t i = 0; i < 4; ++i) ASSERT_TRUE(producer.try_push(message(i, 56)));
+  std::vector<std::pair<std::uint32_t, bool>> seen;  // (seq, in_place)
+  auto record = [&](std::span<const std::byte> s, bool in_place) {
+    std::uint32_t seq;
+    std::memcpy(&seq, s.data(), 4);
+    seen.emplace_back(seq, in_place);
+  };
+  consumer.drain([&](std::span<const std::byte> s, bool in_place) {
+    record(s, in_place);
+    // A handler that makes progress: the nested drain takes messages 1..3
+    // as copies, and no space is released while message 0 is in use.
+    EXPECT_EQ(consumer.drain(record), 3u);
+    EXPECT_FALSE(producer.try_push(message(9, 56)));
   });
-  EXPECT_EQ(outer, 2u);
+  std::vector<std::pair<std::uint32_t, bool>> want{{0, true}, {1, false}, {2, false}, {3, false}};
+  EXPECT_EQ(seen, want);
+  EXPECT_TRUE(producer.try_push(message(4, 8)));
 }
 
 TEST_F(ring_fixture, ThrowingConsumerKeepsLaterMessages) {
   for (std::uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(producer.try_push(message(i, 8)));
-  EXPECT_THROW(consumer.drain([](std::span<const std::byte> s) {
+  EXPECT_THROW(consumer.drain([](std::span<const std::byte> s, bool) {
     std::uint32_t seq;
     std::memcpy(&seq, s.data(), 4);
     if (seq == 1) throw std::runtime_error("bad");
   }),
                std::runtime_error);
   std::vector<std::uint32_t> rest;
-  consumer.drain([&](std::span<const std::byte> s) {
+  consumer.drain([&](std::span<const std::byte> s, bool) {
     std::uint32_t seq;
     std::memcpy(&seq, s.data(), 4);
     rest.push_back(seq);

@@ -63,18 +63,21 @@ class shm_ring {
     return true;
   }
 
-  /// Consumer: calls `take(span)` for every message present, in order. The
-  /// span is valid only during the call. Re-entrant calls (from a handler
-  /// that polls) return at once. Returns the number of messages taken.
+  /// Consumer: calls `take(span, in_place)` for every message present, in
+  /// order. The span is valid only during the call. A drain re-entered from
+  /// inside `take` (a handler that makes progress) still takes the messages
+  /// behind the current one, but with in_place = false: it must copy them,
+  /// because their space is released only when the outermost drain ends.
+  /// Returns the number of messages taken.
   template <class F>
   std::size_t drain(F&& take) {
-    if (draining_) return 0;
     const std::uint64_t t = std::atomic_ref(tail()).load(std::memory_order_acquire);
-    if (t == head_) return 0;
+    if (head_ >= t) return 0;
+    const bool outer = !draining_;
     draining_ = true;
     std::size_t n = 0;
     try {
-      while (head_ != t) {
+      while (head_ < t) {
         const std::uint64_t pos = head_ & (cap_ - 1);
         std::uint64_t len;
         std::memcpy(&len, data() + pos, sizeof len);
@@ -85,13 +88,13 @@ class shm_ring {
         const std::byte* m = data() + pos + sizeof len;
         head_ += record_bytes(len);
         ++n;
-        take(std::span<const std::byte>(m, len));
+        take(std::span<const std::byte>(m, len), outer);
       }
     } catch (...) {
-      finish();
+      if (outer) finish();
       throw;
     }
-    finish();
+    if (outer) finish();
     return n;
   }
 
