@@ -664,6 +664,17 @@ bool quiescent() noexcept {
 
 void am_register(am_handler h, bool internal) { am_registry()[handler_id(h)] = internal; }
 
+namespace {
+thread_local std::vector<std::byte> spare_message;
+}
+
+std::vector<std::byte> message_buffer() {
+  std::vector<std::byte> v = std::move(spare_message);
+  spare_message = {};
+  v.clear();
+  return v;
+}
+
 void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
   require_initialized("active message send");
   auto id = handler_id(h);
@@ -674,6 +685,7 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
   // in order, so a full ring simply sends this one through MPI).
   if (shm_ring& ring = st.out_rings[rank]; ring && msg.size() <= ring.max_message() && ring.try_push(msg)) {
     ++st.sent[rank];
+    if (msg.capacity() > spare_message.capacity()) spare_message = std::move(msg);
     return;
   }
   unsigned spins = 0;
