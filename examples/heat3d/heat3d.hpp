@@ -39,6 +39,11 @@ struct config {
   int steps = 100;
   double alpha = 0.15;
   int check_every = 0;  // > 0: all-reduce the max change every this many steps
+  // Measurement aid: an untimed MPI_Barrier between the compute and the halo
+  // exchange of every step, so that the halo time is the exchange alone and
+  // not also the wait for the slowest neighbour's compute (OS jitter on an
+  // oversubscribed machine otherwise dominates it).
+  bool sync_before_exchange = false;
 };
 
 inline const char* variant_name(int v) {
@@ -113,9 +118,14 @@ class solver {
       auto t0 = clk::now();
       double change = kernel(cur, nxt, cfg_.check_every > 0 && (s + 1) % cfg_.check_every == 0);
       auto t1 = clk::now();
+      if (cfg_.sync_before_exchange) {
+        MPI_Barrier(comm_);
+        t.compute += std::chrono::duration<double>(t1 - t0).count();
+        t0 = t1 = clk::now();
+      }
       exchange(v, (s + 1) % 2, nxt);
       auto t2 = clk::now();
-      t.compute += std::chrono::duration<double>(t1 - t0).count();
+      if (!cfg_.sync_before_exchange) t.compute += std::chrono::duration<double>(t1 - t0).count();
       t.halo += std::chrono::duration<double>(t2 - t1).count();
       if (cfg_.check_every > 0 && (s + 1) % cfg_.check_every == 0)
         MPI_Allreduce(&change, &t.max_change, 1, MPI_DOUBLE, MPI_MAX, comm_);

@@ -80,6 +80,12 @@ void poll();
 void user_progress();
 /// Whether the last user_progress() ran any completion or handler.
 bool last_progress_active() noexcept;
+/// Whether every process of the world shares this node.
+bool world_on_one_node() noexcept;
+/// Barrier over this node's processes (every one must call it) through a
+/// counter in node-shared memory; makes user-level progress while waiting.
+/// Why: MPI_Ibarrier + test costs several microseconds on one node.
+void node_barrier();
 /// Queue a completion to run at the next user-level progress.
 void defer(completion c);
 /// True when nothing is outstanding in the backend.

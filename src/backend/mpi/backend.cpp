@@ -83,6 +83,12 @@ struct state_t {
   MPI_Win ring_win = MPI_WIN_NULL;
   std::vector<shm_ring> out_rings;
   std::vector<std::pair<int, shm_ring>> in_rings;
+  // node barrier: arrival count and generation, on separate cache lines in
+  // the node's first process's memory
+  MPI_Win sync_win = MPI_WIN_NULL;
+  std::uint64_t* sync_count = nullptr;
+  std::uint64_t* sync_gen = nullptr;
+  int node_n = 1;
   unsigned skipped_probes = 0;
   bool last_active = false;  // the last user-level progress ran something
 };
@@ -367,6 +373,27 @@ void open_rings() {
   }
 }
 
+void open_node_sync() {
+  MPI_Comm_size(st.node, &st.node_n);
+  int me = 0;
+  MPI_Comm_rank(st.node, &me);
+  void* base = nullptr;
+  ACCRETE_MPI(MPI_Win_allocate_shared(me == 0 ? 128 : 0, 1, MPI_INFO_NULL, st.node, &base, &st.sync_win));
+  if (me == 0) std::memset(base, 0, 128);
+  MPI_Aint sz;
+  int du;
+  void* p = nullptr;
+  ACCRETE_MPI(MPI_Win_shared_query(st.sync_win, 0, &sz, &du, &p));
+  st.sync_count = static_cast<std::uint64_t*>(p);
+  st.sync_gen = st.sync_count + 8;
+  ACCRETE_MPI(MPI_Barrier(st.node));
+}
+
+void close_node_sync() {
+  if (st.sync_win != MPI_WIN_NULL) MPI_Win_free(&st.sync_win);
+  st.sync_count = st.sync_gen = nullptr;
+}
+
 void close_rings() {
   st.out_rings.clear();
   st.in_rings.clear();
@@ -443,6 +470,7 @@ void backend_init(const init_options& opts) {
   std::byte* local = nullptr;
   open_windows(st.seg_bytes, &local, &st.node_win, &st.world_win, &st.world_is_node, st.bases);
   open_rings();
+  open_node_sync();
 
   st.inflight.assign(st.size, 0);
   st.sent.assign(st.size, 0);
@@ -477,6 +505,7 @@ void backend_finalize() {
   close_windows(st.node_win, st.world_win, st.world_is_node);
   st.node_win = st.world_win = MPI_WIN_NULL;
   close_rings();
+  close_node_sync();
   MPI_Comm_free(&st.node);
   MPI_Comm_free(&st.am);
   MPI_Comm_free(&st.world);
@@ -650,6 +679,26 @@ void user_progress() {
     st.inbox.pop_front();
     dispatch(m.source, std::span<const std::byte>(m.data.get(), m.size));
   }
+}
+
+bool world_on_one_node() noexcept { return st.world_is_node; }
+
+void node_barrier() {
+  require_initialized("barrier()");
+  memory_sync();
+  const std::uint64_t g = std::atomic_ref(*st.sync_gen).load(std::memory_order_acquire);
+  if (std::atomic_ref(*st.sync_count).fetch_add(1, std::memory_order_acq_rel) == std::uint64_t(st.node_n - 1)) {
+    // Last to arrive: reset for the next barrier, then release the others.
+    std::atomic_ref(*st.sync_count).store(0, std::memory_order_relaxed);
+    std::atomic_ref(*st.sync_gen).store(g + 1, std::memory_order_release);
+  } else {
+    unsigned spins = 0;
+    while (std::atomic_ref(*st.sync_gen).load(std::memory_order_acquire) == g) {
+      user_progress();
+      idle_backoff(spins);
+    }
+  }
+  memory_sync();
 }
 
 void defer(completion c) { st.ready.push_back(std::move(c)); }

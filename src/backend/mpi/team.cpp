@@ -107,6 +107,12 @@ team& local_team() {
 
 void barrier(const team& t) {
   detail::require_initialized("barrier()");
+  // The world on one node and the node team synchronise through shared
+  // memory; other teams through MPI_Ibarrier.
+  if (t.mpi_comm() == detail::node_comm() || (t.mpi_comm() == detail::world_comm() && detail::world_on_one_node())) {
+    detail::node_barrier();
+    return;
+  }
   detail::memory_sync();
   MPI_Request r;
   ACCRETE_MPI(MPI_Ibarrier(t.mpi_comm(), &r));
