@@ -29,6 +29,13 @@
 //              a view; the RPC adds them into the target's local front.
 //              The target knows how many entries to expect and waits on a
 //              promise counted down by the RPCs.
+//   put        accrete one-sided: each target keeps, in its shared segment, a
+//              landing zone per sender (allocated and exchanged once, in
+//              prepare()). A sender on the same node packs straight into
+//              the target's landing zone (the one copy the data needs) and
+//              signals with rpc_ff; a sender elsewhere packs locally and
+//              rput()s with a remote-completion RPC. The RPC unpacks from
+//              the landing zone and counts the same promise down.
 //   alltoallv  one MPI_Alltoallv over p's team communicator.
 //   p2p        MPI_Irecv from every sender, MPI_Isend to every target,
 //              unpack in arrival order (MPI_Waitany).
@@ -199,7 +206,7 @@ struct plan {
   const bucket& col_bucket(int sc, int dc) const { return cols[std::size_t(sc) * ppc + dc]; }
 };
 
-enum class variant { rpc, alltoallv, p2p };
+enum class variant { rpc, alltoallv, p2p, put };
 
 /// Seconds this process spent per step of the distributed pass, summed
 /// over calls (for explaining the totals; each step is timed with a clock
@@ -216,7 +223,10 @@ inline double clock_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 inline const char* name(variant v) {
-  return v == variant::rpc ? "accrete_rpc" : v == variant::alltoallv ? "mpi_alltoallv" : "mpi_p2p";
+  return v == variant::rpc         ? "accrete_rpc"
+         : v == variant::put       ? "accrete_put"
+         : v == variant::alltoallv ? "mpi_alltoallv"
+                                   : "mpi_p2p";
 }
 
 /// One process's share of the problem: its teams, grids, fronts, CBs and
@@ -266,6 +276,7 @@ class problem {
   problem(const problem&) = delete;
   problem& operator=(const problem&) = delete;
   ~problem() {
+    free_landing_zones();
     // Team destruction is collective: undo the splits innermost first.
     while (!owned_teams_.empty()) owned_teams_.pop_back();
   }
@@ -306,7 +317,8 @@ class problem {
   /// Must precede run(variant::rpc), and be followed by a barrier before any
   /// process calls run(): arms the per-front arrival counts.
   void prepare(variant v) {
-    if (v != variant::rpc) return;
+    if (v != variant::rpc && v != variant::put) return;
+    if (v == variant::put && !landing_ready_) exchange_landing_zones();
     // Set here, not in run(): a peer may start sending while this process
     // is still finishing the barrier that precedes run().
     active_ = this;
@@ -326,6 +338,9 @@ class problem {
           break;
         case variant::p2p:
           eadd_p2p(p);
+          break;
+        case variant::put:
+          eadd_put(p);
           break;
       }
     }
@@ -541,6 +556,99 @@ class problem {
     prof_.wait += clock_s() - t;
   }
 
+  // ---- variant 1b: accrete one-sided puts into landing zones ------------------------
+  // Collective (every process calls prepare(put)): allocates this process's
+  // landing zones, one per (parent, sender), then learns by RPC where its
+  // own landing zones are on each target.
+  void exchange_landing_zones() {
+    lz_in_.assign(t_.nodes().size(), {});
+    lz_out_.assign(t_.nodes().size(), {});
+    for (int p : dist_parents_) {
+      const node& x = t_.nodes()[p];
+      const int me_p = me_ - x.t0;
+      lz_in_[p].assign(x.tn, accrete::global_ptr<double>());
+      for (int s = 0; s < x.tn; ++s) {
+        const int w = x.t0 + s;
+        if (w == me_) continue;
+        const int ch = child_of_rank(p, w);
+        const std::int64_t n = pair_count(ch, w - t_.nodes()[ch].t0, me_p);
+        if (n > 0) lz_in_[p][s] = accrete::new_array<double>(std::size_t(n));
+      }
+    }
+    active_ = this;
+    accrete::barrier();
+    for (int p : dist_parents_) {
+      const node& x = t_.nodes()[p];
+      lz_out_[p].assign(x.tn, accrete::global_ptr<double>());
+      for (int d = 0; d < x.tn; ++d) {
+        const int w = x.t0 + d;
+        if (w == me_) continue;
+        lz_out_[p][d] = accrete::rpc(
+                            w, [](int pp, int sender) { return active_->lz_in_[pp][sender - active_->t_.nodes()[pp].t0]; },
+                            p, me_)
+                            .wait();
+      }
+    }
+    accrete::barrier();
+    landing_ready_ = true;
+  }
+  void free_landing_zones() {
+    for (auto& per_parent : lz_in_)
+      for (auto& g : per_parent)
+        if (!g.is_null()) accrete::delete_array(g);
+    lz_in_.clear();
+    landing_ready_ = false;
+  }
+
+  static void put_unpack(int p, int c, int sr) {
+    problem& self = *active_;
+    const int d = self.me_ - self.t_.nodes()[p].t0;
+    const double t = clock_s();
+    const double* in = self.lz_in_[p][sr + self.t_.nodes()[c].t0 - self.t_.nodes()[p].t0].local();
+    self.unpack(c, sr, 0, self.cols_of(c, sr, d).dst.size(), in);
+    self.prof_.unpack += clock_s() - t;
+    self.promises_[p]->fulfill_anonymous(std::intptr_t(self.pair_count(c, sr, d)));
+  }
+
+  void eadd_put(int p) {
+    const node& x = t_.nodes()[p];
+    const int c = my_child(p);
+    const int sr = me_ - t_.nodes()[c].t0;
+    std::vector<accrete::future<>> sent;
+    if (put_bufs_.size() < std::size_t(x.tn)) put_bufs_.resize(x.tn);
+    for (int d = 0; d < x.tn; ++d) {
+      const int w = x.t0 + d;
+      const std::int64_t n = w == me_ ? 0 : pair_count(c, sr, d);
+      if (n == 0) continue;
+      accrete::global_ptr<double> lz = lz_out_[p][d];
+      const std::size_t nc = cols_of(c, sr, d).src.size();
+      double t = clock_s();
+      if (lz.is_local()) {
+        pack(c, d, 0, nc, lz.local());  // straight into the target's memory
+        prof_.pack += clock_s() - t;
+        t = clock_s();
+        accrete::rpc_ff(w, &problem::put_unpack, p, c, sr);
+      } else {
+        auto& buf = put_bufs_[d];
+        if (buf.size() < std::size_t(n)) buf.resize(std::size_t(n));
+        pack(c, d, 0, nc, buf.data());
+        prof_.pack += clock_s() - t;
+        t = clock_s();
+        sent.push_back(accrete::rput(buf.data(), lz, std::size_t(n),
+                                     accrete::remote_cx::as_rpc(&problem::put_unpack, p, c, sr)));
+      }
+      prof_.send += clock_s() - t;
+      ++prof_.messages;
+    }
+    double t = clock_s();
+    add_direct(c);
+    prof_.direct += clock_s() - t;
+    t = clock_s();
+    promises_[p]->get_future().wait();
+    for (auto& f : sent) f.wait();  // our buffers are free again
+    prof_.wait += clock_s() - t;
+  }
+
   // ---- variant 2: MPI_Alltoallv over the parent's team -----------------------------
   void eadd_alltoallv(int p) {
     const node& x = t_.nodes()[p];
@@ -659,6 +767,9 @@ class problem {
   std::vector<std::unique_ptr<accrete::promise<>>> promises_;
   std::vector<int> dist_parents_, local_parents_;
   std::vector<double> rpc_buf_;
+  bool landing_ready_ = false;
+  std::vector<std::vector<accrete::global_ptr<double>>> lz_in_, lz_out_;  // [parent][team rank]
+  std::vector<std::vector<double>> put_bufs_;                             // remote targets' pack buffers
 };
 
 /// Reference value of parent p's front at global (gi, gj): its initial value

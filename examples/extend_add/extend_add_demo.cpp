@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   pb.reset(pb.local_parents());
   pb.run_local();
   long bad = long(ea::count_mismatches(pb, pb.local_parents()));
-  for (auto v : {ea::variant::rpc, ea::variant::alltoallv, ea::variant::p2p}) {
+  for (auto v : {ea::variant::rpc, ea::variant::put, ea::variant::alltoallv, ea::variant::p2p}) {
     pb.reset(pb.dist_parents());
     pb.prepare(v);
     accrete::barrier();
