@@ -583,10 +583,10 @@ class problem {
       for (int d = 0; d < x.tn; ++d) {
         const int w = x.t0 + d;
         if (w == me_) continue;
-        lz_out_[p][d] = accrete::rpc(
-                            w, [](int pp, int sender) { return active_->lz_in_[pp][sender - active_->t_.nodes()[pp].t0]; },
-                            p, me_)
-                            .wait();
+        lz_out_[p][d] =
+            accrete::rpc(
+                w, [](int pp, int sender) { return active_->lz_in_[pp][sender - active_->t_.nodes()[pp].t0]; }, p, me_)
+                .wait();
       }
     }
     accrete::barrier();
@@ -634,8 +634,8 @@ class problem {
         pack(c, d, 0, nc, buf.data());
         prof_.pack += clock_s() - t;
         t = clock_s();
-        sent.push_back(accrete::rput(buf.data(), lz, std::size_t(n),
-                                     accrete::remote_cx::as_rpc(&problem::put_unpack, p, c, sr)));
+        sent.push_back(
+            accrete::rput(buf.data(), lz, std::size_t(n), accrete::remote_cx::as_rpc(&problem::put_unpack, p, c, sr)));
       }
       prof_.send += clock_s() - t;
       ++prof_.messages;

@@ -167,8 +167,8 @@ int main(int argc, char** argv) {
   if (rank_me() == 0) {
     std::printf("extend-add, P = %d, leaf <= %d, nb = %d, rpc chunk = %ld entries, %d reps (medians, seconds)\n", P,
                 o.leaf, o.nb, o.chunk, o.reps);
-    std::printf("%4s %5s %8s %4s %8s %7s | %11s %16s %11s %13s %9s | %7s %7s | %7s %7s | %7s %7s | %s\n", "n",
-                "root", "maxfront", "dist", "MB moved", "local", "accrete_rpc", "accrete_rpc_1msg", "accrete_put",
+    std::printf("%4s %5s %8s %4s %8s %7s | %11s %16s %11s %13s %9s | %7s %7s | %7s %7s | %7s %7s | %s\n", "n", "root",
+                "maxfront", "dist", "MB moved", "local", "accrete_rpc", "accrete_rpc_1msg", "accrete_put",
                 "mpi_alltoallv", "mpi_p2p", "rpc/a", "rpc/p", "1msg/a", "1msg/p", "put/a", "put/p", "check");
     for (const row& r : rows) {
       const double a = median(r.t[0]), a1 = median(r.t[1]), b = median(r.t[2]), c = median(r.t[3]);

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       const auto& d = sol.dims();
       const char* env = std::getenv("ACCRETE_NODE_SIZE");
       std::printf("halo time: %s\n", cfg.sync_before_exchange ? "exchange only (untimed barrier before each exchange)"
-                                                               : "exchange incl. waiting for neighbours");
+                                                              : "exchange incl. waiting for neighbours");
       std::printf("heat3d %dx%dx%d, %d steps, P=%d (%dx%dx%d), node size %d (%s), %d reps, MPI %s\n", cfg.nx, cfg.ny,
                   cfg.nz, cfg.steps, np, d[0], d[1], d[2], node_n, env ? "ACCRETE_NODE_SIZE" : "real", reps,
                   ACCRETE_BENCH_MPI);
@@ -109,12 +109,14 @@ int main(int argc, char** argv) {
       if (!json.empty()) {
         FILE* f = std::fopen(json.c_str(), "w");
         if (f) {
-          std::fprintf(f,
-                       "{\"bench\":\"heat3d\",\"mpi\":\"%s\",\"nx\":%d,\"ny\":%d,\"nz\":%d,\"steps\":%d,\"P\":%d,"
-                       "\"pgrid\":[%d,%d,%d],\"node_size\":%d,\"all_node_local\":%s,\"reps\":%d,\"sync\":%s,\"identical\":%s,"
-                       "\"checksum\":%.17g,\"variants\":[",
-                       ACCRETE_BENCH_MPI, cfg.nx, cfg.ny, cfg.nz, cfg.steps, np, d[0], d[1], d[2], node_n,
-                       all_local ? "true" : "false", reps, cfg.sync_before_exchange ? "true" : "false", ok ? "true" : "false", sum);
+          std::fprintf(
+              f,
+              "{\"bench\":\"heat3d\",\"mpi\":\"%s\",\"nx\":%d,\"ny\":%d,\"nz\":%d,\"steps\":%d,\"P\":%d,"
+              "\"pgrid\":[%d,%d,%d],\"node_size\":%d,\"all_node_local\":%s,\"reps\":%d,\"sync\":%s,\"identical\":%s,"
+              "\"checksum\":%.17g,\"variants\":[",
+              ACCRETE_BENCH_MPI, cfg.nx, cfg.ny, cfg.nz, cfg.steps, np, d[0], d[1], d[2], node_n,
+              all_local ? "true" : "false", reps, cfg.sync_before_exchange ? "true" : "false", ok ? "true" : "false",
+              sum);
           for (int v = 0; v < 4; ++v) {
             std::fprintf(f, "%s{\"name\":\"%s\",\"compute_s\":%.6g,\"halo_s\":%.6g,\"halo_runs_s\":[", v ? "," : "",
                          heat3d::variant_name(v), median(comp[v]), median(halo[v]));

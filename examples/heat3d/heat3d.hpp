@@ -118,14 +118,13 @@ class solver {
       auto t0 = clk::now();
       double change = kernel(cur, nxt, cfg_.check_every > 0 && (s + 1) % cfg_.check_every == 0);
       auto t1 = clk::now();
+      t.compute += std::chrono::duration<double>(t1 - t0).count();
       if (cfg_.sync_before_exchange) {
         MPI_Barrier(comm_);
-        t.compute += std::chrono::duration<double>(t1 - t0).count();
-        t0 = t1 = clk::now();
+        t1 = clk::now();
       }
       exchange(v, (s + 1) % 2, nxt);
       auto t2 = clk::now();
-      if (!cfg_.sync_before_exchange) t.compute += std::chrono::duration<double>(t1 - t0).count();
       t.halo += std::chrono::duration<double>(t2 - t1).count();
       if (cfg_.check_every > 0 && (s + 1) % cfg_.check_every == 0)
         MPI_Allreduce(&change, &t.max_change, 1, MPI_DOUBLE, MPI_MAX, comm_);

@@ -155,8 +155,6 @@ inline void rpc_send(int rank, am_handler h, std::vector<std::byte>&& msg) {
 template <class... V>
 void send_reply(int to, std::uint64_t id, const V&... v) {
   std::vector<std::byte> msg = message_buffer();
-  msg.reserve(64);
-  msg.resize(am_header_bytes);
   writer w(msg);
   w.write(id);
   (w.write(v), ...);
@@ -269,8 +267,6 @@ void rpc_check_callable(const char* what, const F& f) {
 template <class F, class... A, class... Args>
 std::vector<std::byte> rpc_message(std::uint64_t* id, const F& f, const Args&... args) {
   std::vector<std::byte> msg = message_buffer();
-  msg.reserve(64);
-  msg.resize(am_header_bytes);
   writer w(msg);
   if (id) w.write(*id);
   write_callable(w, f);

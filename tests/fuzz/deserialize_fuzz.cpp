@@ -36,7 +36,10 @@ template <class T>
 void touch_value(const T& v) {
   if constexpr (std::is_trivially_copyable_v<T>)
     touch(&v, sizeof v);
-  else if constexpr (requires { v.size(); v.begin(); })
+  else if constexpr (requires {
+                       v.size();
+                       v.begin();
+                     })
     touch_range(v);
   else if constexpr (requires { std::get<0>(v); })
     std::apply([](const auto&... x) { (touch_value(x), ...); }, v);

@@ -109,7 +109,8 @@ inline constexpr std::size_t am_header_bytes = sizeof(std::intptr_t);
 /// Like am_send, but takes ownership of `msg`, whose first am_header_bytes
 /// are reserved for the header (no copy of the payload).
 void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg);
-/// An empty byte vector to build a message in. Vectors of messages that
+/// A byte vector to build a message in, holding am_header_bytes reserved
+/// for the header (append the payload). Vectors of messages that
 /// went through a node-local ring (whose bytes were copied, not kept) are
 /// recycled here, so a steady stream of RPCs allocates no message buffers.
 /// Per thread; a nested caller simply gets a new vector.

@@ -88,7 +88,7 @@ struct state_t {
   MPI_Win sync_win = MPI_WIN_NULL;
   std::uint64_t* sync_count = nullptr;
   std::uint64_t* sync_gen = nullptr;
-  int node_n = 1;
+  int node_n = 1;  // processes in `node`
   unsigned skipped_probes = 0;
   bool last_active = false;  // the last user-level progress ran something
 };
@@ -145,8 +145,8 @@ std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a;
 //   otherwise -> MPI_Win_allocate_shared on the node + MPI_Win_create on world.
 void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
                   std::vector<std::byte*>& bases) {
-  int node_n = 0, max_node_n = 0;
-  MPI_Comm_size(st.node, &node_n);
+  const int node_n = st.node_n;
+  int max_node_n = 0;
   // The layout must be the same on every process (window creation is
   // collective): pretend nodes of k may leave one smaller node at the end.
   MPI_Allreduce(&node_n, &max_node_n, 1, MPI_INT, MPI_MAX, st.world);
@@ -349,8 +349,7 @@ void open_rings() {
   st.out_rings.assign(st.size, shm_ring());
   st.in_rings.clear();
   if (cap == 0) return;
-  int node_n = 0;
-  MPI_Comm_size(st.node, &node_n);
+  const int node_n = st.node_n;
   std::vector<int> world_of(node_n);
   ACCRETE_MPI(MPI_Allgather(&st.rank, 1, MPI_INT, world_of.data(), 1, MPI_INT, st.node));
   const std::size_t one = shm_ring::header_bytes + cap;
@@ -374,7 +373,6 @@ void open_rings() {
 }
 
 void open_node_sync() {
-  MPI_Comm_size(st.node, &st.node_n);
   int me = 0;
   MPI_Comm_rank(st.node, &me);
   void* base = nullptr;
@@ -460,6 +458,7 @@ void backend_init(const init_options& opts) {
   } else {
     st.node = real_node;
   }
+  MPI_Comm_size(st.node, &st.node_n);
 
   std::size_t seg = std::size_t{256} << 20;
   if (opts.segment_size)
@@ -482,8 +481,7 @@ void backend_init(const init_options& opts) {
     MPI_Get_library_version(ver, &len);
     std::string v(ver, std::min<int>(len, 60));
     std::replace(v.begin(), v.end(), '\n', ' ');
-    int nn;
-    MPI_Comm_size(st.node, &nn);
+    const int nn = st.node_n;
     std::fprintf(stderr,
                  "accrete: %d processes, node size %d (%s), segment %zu bytes, windows: %s, progress: "
                  "user-driven, MPI: %s\n",
@@ -641,12 +639,15 @@ void track_request(MPI_Request r, completion done) {
 
 // ---- progress -----------------------------------------------------------------
 
-void poll() {
+namespace {
+// Internal progress; `rings`: also take node-local ring messages (user-level
+// progress has just drained them itself, running handlers in place).
+void poll_impl(bool rings) {
   if (!st.up) return;
   const bool rma_done = flush_rma();
   const bool req_done = test_requests();
   test_sends();
-  receive_ring_messages(false);
+  if (rings) receive_ring_messages(false);
   // Probing for messages costs more than a flush; when this poll already
   // completed operations, the caller most likely waits for one of them. But
   // probe at least every 8th poll, so that a loop of RMA round trips cannot
@@ -656,11 +657,14 @@ void poll() {
     receive_messages();
   }
 }
+}  // namespace
+
+void poll() { poll_impl(true); }
 
 void user_progress() {
   require_initialized("progress()");
   const bool ran_ring = receive_ring_messages(true);
-  poll();
+  poll_impl(false);
   // A wait loop should yield only when progress found nothing to do: a
   // process serving requests must keep serving (measured: 3.4x more RPC
   // round trips per second when busy progress does not yield).
@@ -706,7 +710,8 @@ void defer(completion c) { st.ready.push_back(std::move(c)); }
 bool last_progress_active() noexcept { return st.last_active; }
 
 bool quiescent() noexcept {
-  return st.await_flush.empty() && st.await_flush_counted.empty() && st.ready_counted.empty() && st.reqs.empty() && st.ready.empty() && st.sends.empty() && st.inbox.empty();
+  return st.await_flush.empty() && st.await_flush_counted.empty() && st.ready_counted.empty() && st.reqs.empty() &&
+         st.ready.empty() && st.sends.empty() && st.inbox.empty();
 }
 
 // ---- active messages ----------------------------------------------------------
@@ -721,6 +726,8 @@ std::vector<std::byte> message_buffer() {
   std::vector<std::byte> v = std::move(spare_message);
   spare_message = {};
   v.clear();
+  v.reserve(64);
+  v.resize(am_header_bytes);
   return v;
 }
 
@@ -750,9 +757,7 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
 }
 
 void am_send(int rank, am_handler h, std::span<const std::byte> payload) {
-  std::vector<std::byte> msg;
-  msg.reserve(am_header_bytes + payload.size());
-  msg.resize(am_header_bytes);
+  std::vector<std::byte> msg = message_buffer();
   msg.insert(msg.end(), payload.begin(), payload.end());
   am_send_owned(rank, h, std::move(msg));
 }
