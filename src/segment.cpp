@@ -2,6 +2,7 @@
 // ordered map so neighbours coalesce on release.
 #include "accrete/segment.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,12 @@ global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment) {
   detail::require_initialized("allocate()");
   if (alignment == 0 || (alignment & (alignment - 1)))
     throw std::invalid_argument("accrete::allocate: alignment " + std::to_string(alignment) + " is not a power of two");
+  // Checked before any rounding: a request near SIZE_MAX would wrap to 0.
+  if (bytes > detail::segment_bytes() || alignment > detail::segment_bytes()) {
+    std::size_t largest = 0;
+    for (auto& [off, len] : heap.free_blocks) largest = std::max(largest, len);
+    throw segment_exhausted(bytes, detail::segment_bytes() - heap.used, largest);
+  }
   std::size_t need = (std::max<std::size_t>(bytes, 1) + granule - 1) / granule * granule;
   std::size_t largest = 0;
   for (auto it = heap.free_blocks.begin(); it != heap.free_blocks.end(); ++it) {

@@ -76,12 +76,9 @@ std::int64_t all_sum(std::int64_t v) {
   return s;
 }
 
-const update_strategy all_strategies[] = {update_strategy::packets, update_strategy::accumulate,
-                                          update_strategy::alltoall};
+const update_strategy all_strategies[] = {update_strategy::packets, update_strategy::alltoall};
 
-std::string name(update_strategy s) {
-  return s == update_strategy::packets ? "packets" : s == update_strategy::accumulate ? "accumulate" : "alltoall";
-}
+std::string name(update_strategy s) { return s == update_strategy::packets ? "packets" : "alltoall"; }
 
 }  // namespace
 

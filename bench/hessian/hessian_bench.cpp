@@ -187,7 +187,6 @@ int main(int argc, char** argv) {
   };
   std::vector<impl> impls;
   impls.push_back({"accrete_packets", [&] { return run_accrete(prm, grid, update_strategy::packets); }});
-  impls.push_back({"accrete_accumulate", [&] { return run_accrete(prm, grid, update_strategy::accumulate); }});
   impls.push_back({"accrete_alltoall", [&] { return run_accrete(prm, grid, update_strategy::alltoall); }});
   std::vector<float> mat;
   auto baseline = [&](auto fn) {

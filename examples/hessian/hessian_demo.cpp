@@ -7,9 +7,9 @@
 // place with ScaLAPACK's Cholesky (psposv) and the residual is checked.
 //
 //   ./x demo                       # small preset, 2 processes
-//   NP=4 ./x demo --preset tiny --strategy accumulate
+//   NP=4 ./x demo --preset tiny --strategy alltoall
 // Options: --preset tiny|small|paper|large, --N, --U, --k, --lambda,
-//          --strategy packets|accumulate|alltoall, --no-solve
+//          --strategy packets|alltoall, --no-solve
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -45,7 +45,7 @@ double sum_over(double v) {
     std::fprintf(stderr,
                  "hessian_demo: bad argument '%s'\n"
                  "usage: hessian_demo [--preset tiny|small|paper|large] [--N n] [--U u] [--k k] [--lambda x]\n"
-                 "                    [--strategy packets|accumulate|alltoall] [--no-solve]\n",
+                 "                    [--strategy packets|alltoall] [--no-solve]\n",
                  bad);
   MPI_Abort(world().mpi_comm(), 2);
   std::abort();
@@ -82,8 +82,6 @@ int main(int argc, char** argv) {
       strategy = val();
       if (strategy == "packets")
         opt.strategy = update_strategy::packets;
-      else if (strategy == "accumulate")
-        opt.strategy = update_strategy::accumulate;
       else if (strategy == "alltoall")
         opt.strategy = update_strategy::alltoall;
       else

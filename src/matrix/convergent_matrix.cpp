@@ -1,18 +1,29 @@
 // convergent_matrix: binning, packets, direct node-local application under
-// stripe locks, coalesced messages to remote owners, and the commit protocol.
+// stripe locks, coalesced messages to remote owners, rounds and the commit
+// protocol.
 //
 // Message format (packets strategy), after the active-message header:
-//   u32 matrix id | u32 round | packet*
-//   packet = i32 nr | i32 nc | i32 lrow[nr] | i32 lcol[nc] | pad to 8 | T vals[nr*nc] (column-major)
+//   u32 matrix id | u32 round | packet*   (packets: detail/packet_format.hpp)
 // Commit counts messages: each process learns how many messages were sent
 // to it this round (MPI_Ireduce_scatter_block) and progresses until that
-// many have been applied. Rounds alternate parity so a fast process's
-// next-round messages are never counted in the current round.
+// many have been applied. A message of the round after the receiver's open
+// one (a fast sender, or an update issued during a commit) is held, not
+// applied, until the receiver opens that round, so the committed values
+// stay put while their owner reads them (docs/semantics.md, "Rounds").
+// Node-local origins store directly only into parts open for their round
+// (a word in each part's shared header says which round is open); for a
+// part still closed they send a message like a remote origin would.
+//
+// Locking: one lock (backend_mutex) guards the outboxes, counters and
+// stats and serialises backend calls. It is never held while user-level
+// progress runs callbacks, because those may call update() (re-entrant
+// progress); commit() takes it only around its own steps.
 #include "accrete/matrix/convergent_matrix.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +35,8 @@
 #include <sched.h>
 
 #include "accrete/collectives.hpp"
+#include "accrete/detail/env.hpp"
+#include "accrete/detail/packet_format.hpp"
 #include "accrete/error.hpp"
 #include "accrete/matrix/mpiio.hpp"
 #include "accrete/matrix/scalapack.hpp"
@@ -35,6 +48,8 @@ namespace {
 
 constexpr std::int64_t nlocks = 64;
 constexpr std::uint64_t alive_magic = 0xacc7e7eULL;
+// One message carries at most this many bytes (MPI counts are int).
+constexpr std::size_t max_message_bytes = std::size_t{1} << 30;
 
 std::unordered_map<std::uint32_t, cm_core*>& registry() {
   static std::unordered_map<std::uint32_t, cm_core*> r;
@@ -50,17 +65,12 @@ struct timer {
   ~timer() { acc += now() - t0; }
 };
 
-std::size_t packet_bytes(std::size_t nr, std::size_t nc, std::size_t esize) {
-  std::size_t idx = 8 + 4 * (nr + nc);
-  return (idx + 7) / 8 * 8 + nr * nc * esize;
-}
-
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+std::uint64_t mix(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
+std::uint64_t splitmix(std::uint64_t& s) { return mix(s += 0x9e3779b97f4a7c15ULL); }
 
 void spin_pause(unsigned& spins) {
   if (++spins < 64) {
@@ -70,6 +80,50 @@ void spin_pause(unsigned& spins) {
   } else {
     sched_yield();
   }
+}
+
+// Everything the constructor must check before its first collective step.
+// Runs on every process; agree_on_arguments() then makes all of them throw
+// if any one failed, so none is left waiting in a collective.
+struct checked_sizes {
+  std::int64_t lrows = 0, lcols = 0, lld = 0;
+  std::size_t bytes = 0;  // storage bytes of this process
+};
+
+checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, std::size_t esize,
+                              const convergent_matrix_options& opt, std::size_t header) {
+  const std::string who = "accrete::convergent_matrix: ";
+  if (grid.size() != world_size())
+    throw collective_misuse(who + "the process grid has " + std::to_string(grid.size()) +
+                            " processes but the world team has " + std::to_string(world_size()) +
+                            "; the grid must span every process");
+  checked_sizes c;
+  c.lrows = L.local_rows(grid.my_row());
+  c.lcols = L.local_cols(grid.my_col());
+  if (opt.lld < 0 || (opt.lld != 0 && opt.lld < std::max<std::int64_t>(1, c.lrows)))
+    throw std::invalid_argument(who + "lld = " + std::to_string(opt.lld) + " is below the local row count " +
+                                std::to_string(c.lrows));
+  c.lld = opt.lld ? opt.lld : std::max<std::int64_t>(1, c.lrows);
+  // ScaLAPACK descriptors and the packets' local indices are 32-bit.
+  if (c.lld > INT32_MAX || c.lcols > INT32_MAX)
+    throw std::invalid_argument(who + "local dimensions " + std::to_string(c.lld) + " x " + std::to_string(c.lcols) +
+                                " exceed 2^31-1");
+  std::size_t elems = 0, bytes = 0;
+  if (__builtin_mul_overflow(std::size_t(c.lld), std::size_t(c.lcols), &elems) ||
+      __builtin_mul_overflow(elems, esize, &bytes) || __builtin_add_overflow(bytes, header, &c.bytes) ||
+      c.bytes > (std::size_t{1} << 62))
+    throw std::invalid_argument(who + "local storage of lld " + std::to_string(c.lld) + " x " +
+                                std::to_string(c.lcols) + " columns x " + std::to_string(esize) +
+                                " bytes does not fit in memory");
+  if (opt.buffer_cap < 1024)
+    throw std::invalid_argument(who + "buffer_cap = " + std::to_string(opt.buffer_cap) + " is below 1 KiB");
+  if (opt.coalesce_bytes == 0) throw std::invalid_argument(who + "coalesce_bytes = 0");
+  return c;
+}
+
+block_cyclic make_layout(std::int64_t m, std::int64_t n, std::int64_t mb, std::int64_t nb, const process_grid& grid) {
+  require_initialized("convergent_matrix");
+  return block_cyclic(m, n, mb, nb, grid.rows(), grid.cols());
 }
 
 }  // namespace
@@ -84,34 +138,38 @@ std::mutex& backend_mutex() {
 }
 
 struct cm_core::sync {
-  std::mutex& comm = backend_mutex();
+  std::mutex& mu = backend_mutex();
 };
 
 cm_core::cm_core(std::int64_t m, std::int64_t n, const process_grid& grid, std::int64_t mb, std::int64_t nb,
                  std::size_t elem_size, const convergent_matrix_options& opt)
-    : layout_((require_initialized("convergent_matrix"), m), n, mb, nb, grid.rows(), grid.cols()),
+    : layout_(1, 1, 1, 1, 1, 1),
       grid_(grid),
       opt_(opt),
       esize_(elem_size),
-      lrows_(layout_.local_rows(grid.my_row())),
-      lcols_(layout_.local_cols(grid.my_col())),
-      lld_(opt.lld ? opt.lld : std::max<std::int64_t>(1, lrows_)),
       nlocks_(nlocks),
       header_(64 * nlocks + 64),
       sync_(std::make_unique<sync>()) {
-  int gsize;
-  MPI_Comm_size(grid.comm(), &gsize);
-  if (gsize != world_size())
-    throw collective_misuse("accrete::convergent_matrix: the process grid has " + std::to_string(gsize) +
-                            " processes but the world team has " + std::to_string(world_size()) +
-                            "; the grid must span every process");
-  if (opt.lld < 0 || (opt.lld != 0 && opt.lld < std::max<std::int64_t>(1, lrows_)))
-    throw std::invalid_argument("accrete::convergent_matrix: lld = " + std::to_string(opt.lld) +
-                                " is below the local row count " + std::to_string(lrows_));
-  if (lld_ > INT32_MAX || lcols_ > INT32_MAX)
-    throw std::invalid_argument("accrete::convergent_matrix: local dimensions " + std::to_string(lld_) + " x " +
-                                std::to_string(lcols_) + " exceed 2^31-1");
-  if (opt.buffer_cap == 0) throw std::invalid_argument("accrete::convergent_matrix: buffer_cap = 0");
+  // Bad arguments on any process make every process throw, before the
+  // first collective step that could otherwise wait forever.
+  checked_sizes c;
+  {
+    std::exception_ptr bad;
+    try {
+      layout_ = make_layout(m, n, mb, nb, grid);
+      c = check_arguments(layout_, grid, esize_, opt, header_);
+    } catch (const not_initialized&) {
+      throw;  // no runtime, no collective to agree in
+    } catch (...) {
+      bad = std::current_exception();
+    }
+    agree_on_arguments(grid.comm(), bad, "convergent_matrix");
+  }
+  lrows_ = c.lrows;
+  lcols_ = c.lcols;
+  lld_ = c.lld;
+  const int gsize = grid.size();
+  me_ = grid.rank_of(grid.my_row(), grid.my_col());
   // Grid rank -> world rank, for messages and shared-memory peers.
   MPI_Group g, w;
   MPI_Comm_group(grid.comm(), &g);
@@ -126,7 +184,7 @@ cm_core::cm_core(std::int64_t m, std::int64_t n, const process_grid& grid, std::
   lld_of_.resize(gsize);
   MPI_Allgather(&lld_, 1, MPI_INT64_T, lld_of_.data(), 1, MPI_INT64_T, grid.comm());
 
-  block_ = shared_block(header_ + std::size_t(lld_) * std::size_t(lcols_) * esize_);
+  block_ = shared_block(c.bytes);
   std::memset(block_.local(), 0, block_.local_bytes());
   barrier(world());
   // Map node peers' storage into this process now (one read per page), so
@@ -159,8 +217,8 @@ cm_core::~cm_core() {
   alive_ = 0;
   active_ = false;
   if (runtime_up()) {
-    // Drain our own traffic; peers may still be reading nothing from us
-    // after their commit, so a barrier makes release of the windows safe.
+    // Peers may still be applying our last packets into their parts or
+    // reading ours; a barrier makes release of the windows safe.
     try {
       barrier(world());
     } catch (...) {
@@ -169,9 +227,30 @@ cm_core::~cm_core() {
   registry().erase(id_);
 }
 
-std::byte* cm_core::peer_data(int grid_rank) const noexcept {
+void cm_core::require_usable(const char* what) const {
+  if (!runtime_up())
+    throw not_initialized(std::string("accrete::convergent_matrix::") + what +
+                          ": the runtime is not initialized (or already finalized)");
+  if (alive_ != alive_magic)
+    throw error(std::string("accrete::convergent_matrix::") + what + ": the matrix has been destroyed");
+}
+
+std::byte* cm_core::local_bytes(const char* what) const {
+  require_usable(what);
+  return block_.local() + header_;
+}
+
+std::byte* cm_core::direct_target(int grid_rank, std::uint64_t r) const noexcept {
   std::byte* p = block_.peer(world_of_[grid_rank]);
-  return p ? p + header_ : nullptr;
+  if (!p) return nullptr;
+  // Acquire: pairs with the owner's release in publish_open(), so its
+  // reads of the previous round happen before our stores.
+  if (std::atomic_ref<std::uint64_t>(open_word(grid_rank)).load(std::memory_order_acquire) < r) return nullptr;
+  return p + header_;
+}
+
+void cm_core::publish_open() noexcept {
+  std::atomic_ref<std::uint64_t>(open_word(me_)).store(open_, std::memory_order_release);
 }
 
 void cm_core::lock_stripe(int grid_rank, std::int64_t stripe) const noexcept {
@@ -233,8 +312,7 @@ void cm_core::unlock_stripe(int grid_rank, std::int64_t stripe) const noexcept {
 
 void cm_core::validate(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, std::int64_t ld,
                        matrix_layout lay, const void* block) const {
-  require_initialized("convergent_matrix::update");
-  if (alive_ != alive_magic) throw error("accrete::convergent_matrix::update: the matrix has been destroyed");
+  require_usable("update");
   for (std::size_t k = 0; k < rows.size(); ++k)
     if (rows[k] < 0 || rows[k] >= layout_.rows())
       throw std::out_of_range("accrete::convergent_matrix::update: row index " + std::to_string(rows[k]) +
@@ -284,16 +362,17 @@ void cm_core::bin(std::span<const std::int64_t> rows, std::span<const std::int64
       if (b.col_start[c] != b.col_start[c + 1]) b.targets.push_back(grid_.rank_of(r, c));
   }
   // Random visiting order spreads concurrent origins over different targets.
-  std::uint64_t s;
-  {
-    std::lock_guard<std::mutex> g(sync_->comm);
-    s = splitmix(rng_);
-  }
+  std::uint64_t s = mix(rng_.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed));
   for (std::size_t k = b.targets.size(); k > 1; --k) std::swap(b.targets[k - 1], b.targets[splitmix(s) % k]);
+}
+
+std::size_t cm_core::max_packet_bytes() const noexcept {
+  return std::min(opt_.buffer_cap / 2, max_message_bytes - am_header_bytes - 8);
 }
 
 std::byte* cm_core::packet_slot(int grid_rank, std::size_t bytes) {
   auto& box = outbox_[grid_rank];
+  if (!box.empty() && box.size() + bytes > max_message_bytes) flush_target(grid_rank);
   if (box.empty()) {
     // Room for the active-message header and the matrix id / round words.
     box.resize(am_header_bytes + 8);
@@ -309,29 +388,34 @@ std::byte* cm_core::packet_slot(int grid_rank, std::size_t bytes) {
 void cm_core::flush_target(int grid_rank) {
   auto& box = outbox_[grid_rank];
   if (box.empty()) return;
-  std::uint32_t hdr[2] = {id_, round_};
+  // Every packet of a box is of one round: commit flushes all boxes before
+  // it moves round_ on, under the same lock.
+  std::uint32_t hdr[2] = {id_, std::uint32_t(round_)};
   std::memcpy(box.data() + am_header_bytes, hdr, sizeof hdr);
-  buffered_ -= box.size();
-  stats_.bytes_sent += box.size();
-  ++stats_.messages_sent;
-  ++sent_msgs_[grid_rank];
+  const std::size_t n = box.size();
   {
     timer t(stats_.t_move);
     am_send_owned(world_of_[grid_rank], &cm_core::on_message, std::move(box));
   }
+  // Counted only once sent: a send that throws leaves no phantom message
+  // for the receiver to wait for.
+  buffered_ -= n;
+  stats_.bytes_sent += n;
+  ++stats_.messages_sent;
+  ++sent_msgs_[grid_rank];
   box = std::vector<std::byte>();
 }
 
-void cm_core::wait_for_room() {
-  if (buffered_ + am_inflight_bytes() <= opt_.buffer_cap) return;
+void cm_core::wait_for_room(std::size_t bytes) {
+  if (buffered_ + am_inflight_bytes() + bytes <= opt_.buffer_cap) return;
   // Send what is buffered, then let the sends drain (and keep applying what
   // arrives, so two processes waiting on each other both make headway).
   for (int g = 0; g < int(outbox_.size()); ++g) flush_target(g);
   timer t(stats_.t_wait);
   unsigned spins = 0;
-  while (buffered_ + am_inflight_bytes() > opt_.buffer_cap) {
+  while (buffered_ + am_inflight_bytes() + bytes > opt_.buffer_cap) {
     poll();
-    if (buffered_ + am_inflight_bytes() > opt_.buffer_cap) idle_backoff(spins);
+    if (buffered_ + am_inflight_bytes() + bytes > opt_.buffer_cap) idle_backoff(spins);
   }
 }
 
@@ -345,106 +429,98 @@ void cm_core::on_message(int source, std::span<const std::byte> payload) {
     throw error("accrete::convergent_matrix: message from rank " + std::to_string(source) + " for unknown matrix id " +
                 std::to_string(hdr[0]));
   cm_core& m = *it->second;
-  if (!m.active_) {
-    if (m.alive_ != alive_magic)
-      throw error("accrete::convergent_matrix: update from rank " + std::to_string(source) +
-                  " arrived after the matrix was destroyed (updates after the last commit?)");
-    m.early_.emplace_back(source, std::vector<std::byte>(payload.begin(), payload.end()));
+  if (m.alive_ != alive_magic)
+    throw error("accrete::convergent_matrix: update from rank " + std::to_string(source) +
+                " arrived after the matrix was destroyed (updates after the last commit?)");
+  m.receive(source, hdr[1], payload.subspan(sizeof hdr));
+}
+
+void cm_core::receive(int source, std::uint32_t round, std::span<const std::byte> packets) {
+  const std::uint32_t open = std::uint32_t(open_);
+  if (active_ && round == open) {
+    {
+      timer t(stats_.t_apply);
+      apply_packets(packets);
+    }
+    ++received_;
     return;
   }
-  {
-    timer t(m.stats_.t_apply);
-    m.apply_packets(payload.subspan(sizeof hdr));
-  }
-  ++m.received_[hdr[1] & 1];
+  // A sender can be at most one round ahead: it cannot finish a commit
+  // this process has not entered.
+  if (round != open && round != open + 1)
+    throw error("accrete::convergent_matrix: message of round " + std::to_string(round) + " from rank " +
+                std::to_string(source) + " arrived in round " + std::to_string(open) + " (corrupt message?)");
+  held_.push_back({source, round, std::vector<std::byte>(packets.begin(), packets.end())});
 }
 
 void cm_core::activate() {
   active_ = true;
-  auto early = std::move(early_);
-  for (auto& [source, msg] : early) on_message(source, msg);
+  reopen_locked();
+}
+
+void cm_core::reopen_locked() {
+  open_ = round_;
+  publish_open();
+  if (!active_ || held_.empty()) return;
+  auto held = std::move(held_);
+  held_.clear();
+  for (auto& h : held) receive(h.source, h.round, h.packets);
+}
+
+void cm_core::reopen() {
+  require_usable("reopen");
+  if (in_commit_) return;  // a commit opens its own round when it starts
+  std::lock_guard<std::mutex> g(sync_->mu);
+  if (open_ != round_) reopen_locked();
+}
+
+std::size_t cm_core::held_messages() const {
+  std::lock_guard<std::mutex> g(sync_->mu);
+  return held_.size();
 }
 
 void cm_core::apply_packets(std::span<const std::byte> p) {
-  std::size_t at = 0;
-  while (at < p.size()) {
-    std::int32_t dims[2];
-    if (p.size() - at < sizeof dims) throw error("accrete::convergent_matrix: truncated packet");
-    std::memcpy(dims, p.data() + at, sizeof dims);
-    const std::size_t nr = std::size_t(dims[0]), nc = std::size_t(dims[1]);
-    const std::size_t bytes = packet_bytes(nr, nc, esize_);
-    if (dims[0] < 0 || dims[1] < 0 || bytes > p.size() - at)
-      throw error("accrete::convergent_matrix: malformed packet");
-    auto lrow = reinterpret_cast<const std::int32_t*>(p.data() + at + 8);
-    auto lcol = lrow + nr;
-    for (std::size_t k = 0; k < nr; ++k)
-      if (lrow[k] < 0 || lrow[k] >= lrows_) throw error("accrete::convergent_matrix: packet row out of range");
-    for (std::size_t k = 0; k < nc; ++k)
-      if (lcol[k] < 0 || lcol[k] >= lcols_) throw error("accrete::convergent_matrix: packet column out of range");
-    apply_packet(lrow, std::int32_t(nr), lcol, std::int32_t(nc), p.data() + at + (bytes - nr * nc * esize_));
-    ++stats_.packets_received;
-    at += bytes;
-  }
-}
-
-void cm_core::accumulate_packet(int grid_rank, const std::int32_t* lrow, std::int32_t nr, const std::int32_t* lcol,
-                                std::int32_t nc, const void* values) {
-  // One indexed datatype over the target's storage: a block per run of
-  // consecutive local rows in each column.
-  thread_local std::vector<int> lens;
-  thread_local std::vector<MPI_Aint> disps;
-  lens.clear();
-  disps.clear();
-  for (std::int32_t c = 0; c < nc; ++c) {
-    for (std::int32_t r = 0; r < nr;) {
-      std::int32_t e = r + 1;
-      while (e < nr && lrow[e] == lrow[e - 1] + 1) ++e;
-      lens.push_back(e - r);
-      disps.push_back(MPI_Aint((std::int64_t(lcol[c]) * lld_of_[grid_rank] + lrow[r]) * std::int64_t(esize_)));
-      r = e;
-    }
-  }
-  MPI_Datatype t;
-  MPI_Type_create_hindexed(int(lens.size()), lens.data(), disps.data(), mpi_type(), &t);
-  MPI_Type_commit(&t);
-  const int rank = world_of_[grid_rank];
-  MPI_Accumulate(values, nr * nc, mpi_type(), rank, MPI_Aint(header_), 1, t, MPI_SUM, block_.world_window());
-  // The packed values live in a reused buffer: complete locally before reuse.
-  MPI_Win_flush_local(rank, block_.world_window());
-  MPI_Type_free(&t);
-  stats_.bytes_sent += std::size_t(nr) * nc * esize_;
-  ++stats_.messages_sent;
+  stats_.packets_received += for_each_packet(
+      p, esize_, lrows_, lcols_, [&](const packet_view& v) { apply_packet(v.lrow, v.nr, v.lcol, v.nc, v.values); });
 }
 
 void cm_core::check_timeout(double start, const char* what) {
-  static const double limit = [] {
-    const char* e = std::getenv("ACCRETE_COMMIT_TIMEOUT");
-    return e ? std::atof(e) : 0.0;
-  }();
+  static const double limit = env_seconds("ACCRETE_COMMIT_TIMEOUT").value_or(0.0);
   if (limit <= 0 || now() - start < limit) return;
-  // Name the processes that have not entered this commit.
-  std::string missing;
+  // Name the processes that have not entered this commit. Node peers'
+  // epochs are read from shared memory; a remote peer that does not answer
+  // an RMA read within a second is not making MPI progress, so it cannot be
+  // waiting in this commit either.
+  std::string missing, silent;
   const std::uint64_t mine = epoch();
   for (int g = 0; g < int(world_of_.size()); ++g) {
     std::uint64_t e = 0;
-    block_.read(world_of_[g], header_ - 64, &e, sizeof e);
-    if (e < mine) missing += (missing.empty() ? "" : ", ") + std::to_string(world_of_[g]);
+    if (!block_.try_read(world_of_[g], header_ - 64, &e, sizeof e, 1.0))
+      silent += (silent.empty() ? "" : ", ") + std::to_string(world_of_[g]);
+    else if (e < mine)
+      missing += (missing.empty() ? "" : ", ") + std::to_string(world_of_[g]);
   }
+  std::string who = missing;
+  if (!silent.empty()) who += (who.empty() ? "" : "; ") + std::string("not answering (likely not in it): ") + silent;
   std::fprintf(stderr,
                "accrete: convergent_matrix %s on rank %d timed out after %.1f s (ACCRETE_COMMIT_TIMEOUT); "
                "processes not in this commit: %s\n",
-               what, world_rank(), limit, missing.empty() ? "(none; waiting for messages)" : missing.c_str());
+               what, world_rank(), limit,
+               who.empty() ? "(none: every process entered it; messages are missing)" : who.c_str());
   std::fflush(stderr);
   MPI_Abort(world_comm(), 3);
 }
 
-void cm_core::wait_request(MPI_Request& r, const char* what) {
-  const double start = now();
+void cm_core::wait_request(MPI_Request& r, double start, const char* what) {
   unsigned spins = 0;
   for (;;) {
     int done = 0;
-    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    {
+      std::lock_guard<std::mutex> g(sync_->mu);
+      MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    }
     if (done) return;
+    // Without the lock: callbacks run here may call update().
     user_progress();
     idle_backoff(spins);
     check_timeout(start, what);
@@ -452,87 +528,128 @@ void cm_core::wait_request(MPI_Request& r, const char* what) {
 }
 
 void cm_core::commit() {
-  require_initialized("convergent_matrix::commit");
-  if (alive_ != alive_magic) throw error("accrete::convergent_matrix::commit: the matrix has been destroyed");
-  std::lock_guard<std::mutex> g(sync_->comm);
-  ++epoch();
-  memory_sync();
+  require_usable("commit");
+  if (in_commit_)
+    throw error(
+        "accrete::convergent_matrix::commit: called from a callback that a commit of the same matrix is running");
+  in_commit_ = true;
+  struct leave {
+    bool& f;
+    ~leave() { f = false; }
+  } leave_commit{in_commit_};
+  const double start = now();
   timer t(stats_.t_wait);
   const int np = int(world_of_.size());
+  std::vector<std::uint64_t> counts;
+  std::vector<std::vector<std::byte>> boxes;
+  {
+    std::lock_guard<std::mutex> g(sync_->mu);
+    ++epoch();
+    // This process starts the round being committed (if it had not yet):
+    // held contributions of this round are applied now.
+    if (open_ != round_) reopen_locked();
+    block_.sync();
+    if (opt_.strategy == update_strategy::packets) {
+      for (int k = 0; k < np; ++k) flush_target(k);
+      counts = sent_msgs_;
+      std::fill(sent_msgs_.begin(), sent_msgs_.end(), 0);
+    } else {
+      boxes = std::move(outbox_);
+      outbox_.assign(np, {});
+      buffered_ = 0;
+    }
+    // From here on, updates (from callbacks run below) are next round's.
+    ++round_;
+    updates_since_commit_ = 0;
+  }
   if (opt_.strategy == update_strategy::packets) {
-    for (int k = 0; k < np; ++k) flush_target(k);
     std::uint64_t expected = 0;
     MPI_Request r;
-    MPI_Ireduce_scatter_block(sent_msgs_.data(), &expected, 1, MPI_UINT64_T, MPI_SUM, grid_.comm(), &r);
-    wait_request(r, "commit");
-    const double start = now();
+    {
+      std::lock_guard<std::mutex> g(sync_->mu);
+      MPI_Ireduce_scatter_block(counts.data(), &expected, 1, MPI_UINT64_T, MPI_SUM, grid_.comm(), &r);
+    }
+    wait_request(r, start, "commit");
+    // Every process has entered this commit (the counts are complete), so
+    // every direct store of this round is done; make them visible here.
+    block_.sync();
     unsigned spins = 0;
-    while (received_[round_ & 1] < expected) {
-      poll();
-      if (received_[round_ & 1] < expected) idle_backoff(spins);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> g(sync_->mu);
+        poll();
+        if (received_ >= expected) break;
+      }
+      idle_backoff(spins);
       check_timeout(start, "commit");
     }
-    received_[round_ & 1] -= expected;
-    std::fill(sent_msgs_.begin(), sent_msgs_.end(), 0);
-    ++round_;
-  } else if (opt_.strategy == update_strategy::accumulate) {
-    // Per target: MPI_Win_flush_all is unreliable in MPICH 4.0.2 (see
-    // src/backend/mpi/backend.cpp, flush_rma).
-    for (int r : world_of_) MPI_Win_flush(r, block_.world_window());
+    std::lock_guard<std::mutex> g(sync_->mu);
+    if (received_ != expected)
+      throw error("accrete::convergent_matrix::commit: received " + std::to_string(received_) +
+                  " messages but only " + std::to_string(expected) + " were sent");
+    received_ = 0;
   } else {
-    std::vector<int> scount(np), rcount(np), sdisp(np + 1, 0), rdisp(np + 1, 0);
+    std::vector<std::size_t> scount(np), sdisp(np, 0), rcount, rdisp;
+    std::vector<std::byte> sbuf;
+    std::size_t total = 0;
     for (int k = 0; k < np; ++k) {
-      std::size_t b = outbox_[k].empty() ? 0 : outbox_[k].size() - am_header_bytes - 8;
-      if (b > std::size_t(INT32_MAX))
-        throw error("accrete::convergent_matrix: alltoall strategy: " + std::to_string(b) +
-                    " bytes for one target exceed MPI's int count");
-      scount[k] = int(b);
+      scount[k] = boxes[k].empty() ? 0 : boxes[k].size() - am_header_bytes - 8;
+      sdisp[k] = total;
+      total += scount[k];
     }
-    MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, grid_.comm());
-    std::vector<std::byte> sbuf, rbuf;
+    sbuf.resize(total);
     for (int k = 0; k < np; ++k) {
-      sdisp[k + 1] = sdisp[k] + scount[k];
-      rdisp[k + 1] = rdisp[k] + rcount[k];
-      if (std::int64_t(sdisp[k]) + scount[k] > INT32_MAX || std::int64_t(rdisp[k]) + rcount[k] > INT32_MAX)
-        throw error("accrete::convergent_matrix: alltoall strategy: exchange exceeds 2^31-1 bytes");
+      if (scount[k]) std::memcpy(sbuf.data() + sdisp[k], boxes[k].data() + am_header_bytes + 8, scount[k]);
+      boxes[k] = std::vector<std::byte>();
     }
-    sbuf.resize(std::size_t(sdisp[np]));
-    for (int k = 0; k < np; ++k) {
-      if (scount[k]) std::memcpy(sbuf.data() + sdisp[k], outbox_[k].data() + am_header_bytes + 8, scount[k]);
-      outbox_[k] = std::vector<std::byte>();
-    }
-    buffered_ = 0;
-    rbuf.resize(std::size_t(rdisp[np]));
-    MPI_Request r;
-    MPI_Ialltoallv(sbuf.data(), scount.data(), sdisp.data(), MPI_BYTE, rbuf.data(), rcount.data(), rdisp.data(),
-                   MPI_BYTE, grid_.comm(), &r);
-    wait_request(r, "commit");
-    stats_.bytes_sent += std::size_t(sdisp[np]);
+    auto rbuf = alltoallv_bytes(grid_.comm(), sbuf.data(), scount, sdisp, rcount, rdisp,
+                                [&](MPI_Request& r) { wait_request(r, start, "commit"); });
+    std::lock_guard<std::mutex> g(sync_->mu);
+    stats_.bytes_sent += total;
     timer ta(stats_.t_apply);
-    apply_packets(std::span<const std::byte>(rbuf.data(), rbuf.size()));
+    // Packets never straddle senders: apply each sender's part on its own.
+    for (int k = 0; k < np; ++k)
+      apply_packets(std::span<const std::byte>(rbuf.data() + rdisp[k], rcount[k]));
   }
+  // When commit returns anywhere, every part is complete.
   MPI_Request b;
-  memory_sync();
-  MPI_Ibarrier(world_comm(), &b);
-  wait_request(b, "commit");
-  memory_sync();
+  block_.sync();
+  {
+    std::lock_guard<std::mutex> g(sync_->mu);
+    MPI_Ibarrier(grid_.comm(), &b);
+  }
+  wait_request(b, start, "commit");
+  block_.sync();
 }
 
 void cm_core::reset_storage() {
-  require_initialized("convergent_matrix::reset");
-  barrier(world());  // nobody still reads or writes the old contents
+  require_usable("reset");
+  if (in_commit_) throw error("accrete::convergent_matrix::reset: called from a callback that a commit is running");
+  // Updates not yet committed would race with the zeroing: refuse together.
+  int mine = updates_since_commit_ ? grid_.rank_of(grid_.my_row(), grid_.my_col()) : INT_MAX, first = INT_MAX;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, grid_.comm());
+  if (first != INT_MAX)
+    throw collective_misuse("accrete::convergent_matrix::reset: grid rank " + std::to_string(first) +
+                            " issued updates since its last commit started; reset() must come between a commit "
+                            "and the next round's updates");
   for (std::int64_t c = 0; c < lcols_; ++c)
-    std::memset(local_bytes() + std::size_t(c * lld_) * esize_, 0, lrows_ * esize_);
-  barrier(world());  // and nobody updates before everybody has zeroed
+    std::memset(local_bytes("reset") + std::size_t(c) * std::size_t(lld_) * esize_, 0, std::size_t(lrows_) * esize_);
+  // No contribution of the next round existed anywhere (checked above);
+  // peers may start one once they leave this barrier, after our zeroing.
+  barrier(world());
+  std::lock_guard<std::mutex> g(sync_->mu);
+  reopen_locked();
 }
 
 convergent_matrix_stats cm_core::stats() const {
-  std::lock_guard<std::mutex> g(sync_->comm);
+  require_usable("stats");
+  std::lock_guard<std::mutex> g(sync_->mu);
   return stats_;
 }
 
 void cm_core::reset_stats() {
-  std::lock_guard<std::mutex> g(sync_->comm);
+  require_usable("reset_stats");
+  std::lock_guard<std::mutex> g(sync_->mu);
   stats_ = convergent_matrix_stats{};
 }
 
@@ -575,10 +692,9 @@ void convergent_matrix<T>::apply_packet(const std::int32_t* lrow, std::int32_t n
                                         std::int32_t nc, const std::byte* values) {
   thread_local std::vector<run> runs;
   make_runs(lrow, nullptr, nr, runs);
-  T* data = local();
-  const int me = grid().rank_of(grid().my_row(), grid().my_col());
+  T* data = reinterpret_cast<T*>(block_.local() + header_);
   const T* vals = reinterpret_cast<const T*>(values);
-  with_stripes(me, lcol, nc, [&](std::int32_t c0, std::int32_t c1) {
+  with_stripes(me_, lcol, nc, [&](std::int32_t c0, std::int32_t c1) {
     for (std::int32_t c = c0; c < c1; ++c) {
       T* dst = data + std::int64_t(lcol[c]) * lld();
       const T* src = vals + std::int64_t(c) * nr;
@@ -594,28 +710,32 @@ void convergent_matrix<T>::update(const T* block, std::int64_t ld, std::span<con
   if (rows.empty() || cols.empty()) return;
   thread_local binned b;
   thread_local std::vector<run> runs;
-  thread_local std::vector<T> packed;
+  std::uint64_t my_round;
   {
     double t0 = detail::now();
     bin(rows, cols, b);
-    std::lock_guard<std::mutex> g(sync_->comm);
+    std::lock_guard<std::mutex> g(sync_->mu);
     stats_.t_bin += detail::now() - t0;
     ++stats_.updates;
+    ++updates_since_commit_;
     stats_.elements += rows.size() * cols.size();
+    my_round = round_;
   }
   const bool colmaj = lay == matrix_layout::col_major;
+  const bool packets = opt_.strategy == update_strategy::packets;
   // Element (i, j) of the block is block[i * rs + j * cs].
   const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;
+  const std::size_t max_bytes = max_packet_bytes();
   for (int target : b.targets) {
     auto [tr, tc] = grid().coords_of(target);
     const std::int32_t r0 = b.row_start[tr], nr = b.row_start[tr + 1] - r0;
     const std::int32_t c0 = b.col_start[tc], nc = b.col_start[tc + 1] - c0;
     const std::int32_t *rpos = &b.row_pos[r0], *rloc = &b.row_loc[r0];
     const std::int32_t *cpos = &b.col_pos[c0], *cloc = &b.col_loc[c0];
-    std::byte* peer = opt_.strategy == update_strategy::packets ? peer_data(target) : nullptr;
-    if (peer) {
-      // Node-local owner: add straight from the caller's block into the
-      // owner's storage, one column-block stripe lock at a time.
+    if (std::byte* peer = packets ? direct_target(target, my_round) : nullptr) {
+      // Node-local owner whose part is open for this round: add straight
+      // from the caller's block into its storage, one column-block stripe
+      // lock at a time.
       double t0 = detail::now();
       T* data = reinterpret_cast<T*>(peer);
       const std::int64_t tld = lld_of_[target];
@@ -631,50 +751,50 @@ void convergent_matrix<T>::update(const T* block, std::int64_t ld, std::span<con
           }
         }
       });
-      std::lock_guard<std::mutex> g(sync_->comm);
+      std::lock_guard<std::mutex> g(sync_->mu);
       ++stats_.direct_packets;
       stats_.t_apply += detail::now() - t0;
       continue;
     }
-    // Remote owner (or a strategy that always goes through MPI): pack the
-    // sub-block column-major behind its local row and column lists.
-    const std::size_t bytes = detail::packet_bytes(nr, nc, sizeof(T));
-    auto pack_into = [&](T* v) {
-      for (std::int32_t c = 0; c < nc; ++c) {
-        const T* src = block + std::int64_t(cpos[c]) * cs;
-        for (std::int32_t r = 0; r < nr; ++r) v[std::int64_t(c) * nr + r] = src[std::int64_t(rpos[r]) * rs];
-      }
-    };
-    if (opt_.strategy == update_strategy::accumulate) {
-      packed.resize(std::size_t(nr) * nc);
-      pack_into(packed.data());
-      std::lock_guard<std::mutex> g(sync_->comm);
-      detail::timer t(stats_.t_move);
-      accumulate_packet(target, rloc, nr, cloc, nc, packed.data());
-      continue;
+    // Remote owner, a part not open for this round, or the alltoall
+    // strategy: pack the sub-block column-major behind its local row and
+    // column lists, in pieces of at most max_bytes (half the memory cap,
+    // and within MPI's int counts).
+    std::int32_t rr = nr, cc = nc;
+    if (*detail::packet_bytes(std::size_t(nr), 1, sizeof(T)) > max_bytes) {
+      rr = std::int32_t(std::max<std::size_t>(1, (max_bytes - 24) / (sizeof(T) + 4)));
+      cc = 1;
+    } else {
+      const std::size_t col = std::size_t(nr) * sizeof(T) + 4;
+      const std::size_t fixed = *detail::packet_bytes(std::size_t(nr), 0, sizeof(T)) + 8;
+      cc = std::int32_t(std::min<std::size_t>(std::size_t(nc), std::max<std::size_t>(1, (max_bytes - fixed) / col)));
     }
-    std::lock_guard<std::mutex> g(sync_->comm);
+    std::lock_guard<std::mutex> g(sync_->mu);
     double t0 = detail::now();
-    std::byte* slot = packet_slot(target, bytes);
-    const std::int32_t dims[2] = {nr, nc};
-    std::memcpy(slot, dims, sizeof dims);
-    std::memcpy(slot + 8, rloc, 4 * std::size_t(nr));
-    std::memcpy(slot + 8 + 4 * std::size_t(nr), cloc, 4 * std::size_t(nc));
-    pack_into(reinterpret_cast<T*>(slot + bytes - std::size_t(nr) * nc * sizeof(T)));
+    for (std::int32_t j0 = 0; j0 < nc; j0 += cc)
+      for (std::int32_t i0 = 0; i0 < nr; i0 += rr) {
+        const std::int32_t pr = std::min(rr, nr - i0), pc = std::min(cc, nc - j0);
+        const std::size_t bytes = *detail::packet_bytes(std::size_t(pr), std::size_t(pc), sizeof(T));
+        if (packets) wait_for_room(bytes + detail::am_header_bytes + 8);
+        std::byte* slot = packet_slot(target, bytes);
+        const std::int32_t dims[2] = {pr, pc};
+        std::memcpy(slot, dims, sizeof dims);
+        std::memcpy(slot + 8, rloc + i0, 4 * std::size_t(pr));
+        std::memcpy(slot + 8 + 4 * std::size_t(pr), cloc + j0, 4 * std::size_t(pc));
+        T* v = reinterpret_cast<T*>(slot + bytes - std::size_t(pr) * std::size_t(pc) * sizeof(T));
+        for (std::int32_t c = 0; c < pc; ++c) {
+          const T* src = block + std::int64_t(cpos[j0 + c]) * cs;
+          for (std::int32_t r = 0; r < pr; ++r)
+            v[std::int64_t(c) * pr + r] = src[std::int64_t(rpos[i0 + r]) * rs];
+        }
+        if (packets && outbox_[target].size() >= opt_.coalesce_bytes) flush_target(target);
+      }
     stats_.t_bin += detail::now() - t0;
-    if (opt_.strategy == update_strategy::packets && outbox_[target].size() >= opt_.coalesce_bytes)
-      flush_target(target);
   }
-  if (opt_.strategy == update_strategy::packets) {
-    // Apply what has arrived for us, and respect the memory cap.
-    std::unique_lock<std::mutex> g(sync_->comm, std::try_to_lock);
-    if (g.owns_lock()) {
-      detail::poll();
-      wait_for_room();
-    } else if (buffered_ + detail::am_inflight_bytes() > opt_.buffer_cap) {
-      g.lock();
-      wait_for_room();
-    }
+  if (packets) {
+    // Apply what has arrived for us, unless another thread is at it.
+    std::unique_lock<std::mutex> g(sync_->mu, std::try_to_lock);
+    if (g.owns_lock()) detail::poll();
   }
 }
 
@@ -700,7 +820,7 @@ void convergent_matrix<T>::update_symmetric(const T* block, std::int64_t ld, std
 
 template <class T>
 T convergent_matrix<T>::get(std::int64_t i, std::int64_t j) const {
-  detail::require_initialized("convergent_matrix::get");
+  require_usable("get");
   const int owner = grid().rank_of(layout().owner_row(i), layout().owner_col(j));
   const std::size_t off =
       header_ + std::size_t(layout().local_col(j) * lld_of_[owner] + layout().local_row(i)) * sizeof(T);
@@ -711,22 +831,30 @@ T convergent_matrix<T>::get(std::int64_t i, std::int64_t j) const {
 
 template <class T>
 std::array<int, 9> convergent_matrix<T>::descriptor() const {
+  require_usable("descriptor");
   return accrete::descriptor(layout(), grid(), lld());
 }
 
 template <class T>
 void convergent_matrix<T>::save(const std::string& path) const {
+  require_usable("save");
   write_matrix(path, grid().comm(), layout(), grid(), local(), lld());
 }
 
 template <class T>
 void convergent_matrix<T>::load(const std::string& path) {
+  require_usable("load");
   read_matrix(path, grid().comm(), layout(), grid(), local(), lld());
   barrier(world());
 }
 
 template <class T>
 void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
+  const char* what = upper_only ? "fill_lower" : "symmetrize";
+  require_usable(what);
+  if (rows() != cols())
+    throw std::invalid_argument(std::string("accrete::convergent_matrix::") + what + ": the matrix is " +
+                                std::to_string(rows()) + " x " + std::to_string(cols()) + ", not square");
   // Element (i, j) here goes to the owner of (j, i). Each side enumerates
   // the same elements in the same order (sender's local column-major order,
   // restricted to what the receiver owns), so only values travel.
@@ -744,32 +872,25 @@ void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
       }
     }
   };
-  std::vector<int> sc(np, 0), rc(np, 0), sd(np + 1, 0), rd(np + 1, 0);
+  std::vector<std::size_t> sc(np, 0), sd(np, 0), rc, rd;
   std::vector<T> sbuf;
   const int mr = grid().my_row(), mc = grid().my_col();
+  T* mine = local();
   for (int t = 0; t < np; ++t) {
     auto [tr, tc] = grid().coords_of(t);
-    sends(mr, mc, tr, tc,
-          [&](auto, auto, std::int64_t li, std::int64_t lj) { sbuf.push_back(local()[lj * lld() + li]); });
-    sd[t + 1] = int(sbuf.size());
-    sc[t] = sd[t + 1] - sd[t];
+    sd[t] = sbuf.size() * sizeof(T);
+    sends(mr, mc, tr, tc, [&](auto, auto, std::int64_t li, std::int64_t lj) { sbuf.push_back(mine[lj * lld() + li]); });
+    sc[t] = sbuf.size() * sizeof(T) - sd[t];
   }
+  auto rbytes = detail::alltoallv_bytes(grid().comm(), reinterpret_cast<const std::byte*>(sbuf.data()), sc, sd, rc, rd,
+                                        [&](MPI_Request& r) { MPI_Wait(&r, MPI_STATUS_IGNORE); });
+  const T* rbuf = reinterpret_cast<const T*>(rbytes.data());
   for (int s = 0; s < np; ++s) {
     auto [sr, scol] = grid().coords_of(s);
-    int n = 0;
-    sends(sr, scol, mr, mc, [&](auto, auto, auto, auto) { ++n; });
-    rc[s] = n;
-    rd[s + 1] = rd[s] + n;
-  }
-  std::vector<T> rbuf(std::size_t(rd[np]));
-  MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), mpi_type(), rbuf.data(), rc.data(), rd.data(), mpi_type(),
-                grid().comm());
-  for (int s = 0; s < np; ++s) {
-    auto [sr, scol] = grid().coords_of(s);
-    std::size_t k = std::size_t(rd[s]);
+    std::size_t k = rd[s] / sizeof(T);
     sends(sr, scol, mr, mc, [&](std::int64_t i, std::int64_t j, auto, auto) {
       // The value of (i, j) lands on our element (j, i).
-      T& dst = local()[L.local_col(i) * lld() + L.local_row(j)];
+      T& dst = mine[L.local_col(i) * lld() + L.local_row(j)];
       dst = average ? (dst + rbuf[k]) / T(2) : rbuf[k];
       ++k;
     });
@@ -779,13 +900,11 @@ void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
 
 template <class T>
 void convergent_matrix<T>::fill_lower() {
-  detail::require_initialized("convergent_matrix::fill_lower");
   transpose_into(true, false);
 }
 
 template <class T>
 void convergent_matrix<T>::symmetrize() {
-  detail::require_initialized("convergent_matrix::symmetrize");
   transpose_into(false, true);
 }
 

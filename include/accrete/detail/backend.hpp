@@ -4,6 +4,7 @@
 // offsets, completions and messages; only the backend calls MPI.
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <span>
 #include <vector>
@@ -124,6 +125,27 @@ std::uint64_t am_sent_to(int rank) noexcept;
 /// Bytes of active messages sent but not yet complete, over all targets.
 std::size_t am_inflight_bytes() noexcept;
 
+// ---- collective helpers -------------------------------------------------------
+
+/// Collective over `comm`: every process reports whether its own arguments
+/// were valid (`local` holds its exception, or is null). If any process
+/// failed, every process throws: the failing ones their own exception, the
+/// others accrete::collective_misuse naming the lowest failing rank of
+/// `comm` and `what`. Why: a collective constructor whose arguments are bad
+/// on some processes only must not leave the others waiting forever in its
+/// next collective step.
+void agree_on_arguments(MPI_Comm comm, std::exception_ptr local, const char* what);
+
+/// All-to-all of byte blocks of any size (MPI's counts are int): sends
+/// sbuf[sdisp[k], sdisp[k] + scount[k]) to rank k of `comm` and returns what
+/// every rank sent here, concatenated in rank order, with rcount/rdisp
+/// filled in. `wait` completes an MPI request (so callers choose how to make
+/// progress while they wait). Exchanges that fit MPI's int counts go in one
+/// MPI_Ialltoallv; larger ones in rounds of at most 1 GiB per rank.
+std::vector<std::byte> alltoallv_bytes(MPI_Comm comm, const std::byte* sbuf, const std::vector<std::size_t>& scount,
+                                       const std::vector<std::size_t>& sdisp, std::vector<std::size_t>& rcount,
+                                       std::vector<std::size_t>& rdisp, const std::function<void(MPI_Request&)>& wait);
+
 // ---- shared blocks ------------------------------------------------------------
 
 /// A collectively allocated block of node-shared memory (one slice per
@@ -152,6 +174,15 @@ class shared_block {
   /// Blocking read of `bytes` at `offset` of `rank`'s slice: direct copy if
   /// node-local, else MPI_Get + flush.
   void read(int rank, std::size_t offset, void* dst, std::size_t bytes) const;
+  /// Like read(), but gives up after `seconds` when a remote target does not
+  /// answer (with passive-target RMA some MPIs need the target to make
+  /// progress). Returns whether the bytes arrived. For diagnostics only: a
+  /// read that gave up stays pending until MPI finalizes or aborts.
+  bool try_read(int rank, std::size_t offset, void* dst, std::size_t bytes, double seconds) const;
+  /// Memory barrier over this block's node window: makes direct stores
+  /// into node peers' slices visible to them before a following
+  /// synchronisation (MPI_Win_sync on the block's own window).
+  void sync() const noexcept;
 
  private:
   void release() noexcept;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -19,6 +20,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "accrete/detail/env.hpp"
 #include "accrete/detail/future_state.hpp"
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"
@@ -106,31 +108,6 @@ void am_base_symbol(int, std::span<const std::byte>) {}
 
 std::intptr_t handler_id(am_handler h) {
   return reinterpret_cast<std::intptr_t>(h) - reinterpret_cast<std::intptr_t>(&am_base_symbol);
-}
-
-std::size_t parse_size(const char* s, const char* name = "ACCRETE_SEGMENT_SIZE") {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (end == s || v < 0) throw error(std::string("accrete: bad ") + name + " '" + s + "'");
-  switch (*end) {
-    case 'k':
-    case 'K':
-      v *= 1024.0;
-      break;
-    case 'm':
-    case 'M':
-      v *= 1024.0 * 1024;
-      break;
-    case 'g':
-    case 'G':
-      v *= 1024.0 * 1024 * 1024;
-      break;
-    case '\0':
-      break;
-    default:
-      throw error(std::string("accrete: bad ") + name + " '" + s + "'");
-  }
-  return static_cast<std::size_t>(v);
 }
 
 // Segments are carved in 64-byte multiples so every base stays cache-aligned.
@@ -334,8 +311,8 @@ bool receive_ring_messages(bool user_level) {
 // rounded up to a power of two; 0 turns the rings off (every message goes
 // through MPI). The default holds ~16 8-KiB messages per pair.
 std::size_t ring_capacity() {
-  std::size_t cap = std::size_t{128} << 10;
-  if (const char* e = std::getenv("ACCRETE_AM_RING_BYTES")) cap = parse_size(e, "ACCRETE_AM_RING_BYTES");
+  // At most 1 GiB: a ring is node-shared memory per (sender, receiver) pair.
+  const std::size_t cap = env_bytes("ACCRETE_AM_RING_BYTES", 0, std::size_t{1} << 30).value_or(std::size_t{128} << 10);
   if (cap == 0) return 0;
   std::size_t p = 256;
   while (p < cap) p <<= 1;
@@ -445,8 +422,8 @@ void backend_init(const init_options& opts) {
   int node_size = 0;
   if (opts.node_size)
     node_size = *opts.node_size;
-  else if (const char* e = std::getenv("ACCRETE_NODE_SIZE"))
-    node_size = std::atoi(e);
+  else if (auto e = env_int("ACCRETE_NODE_SIZE", 0, INT32_MAX))
+    node_size = int(*e);
   if (node_size < 0) throw error("accrete::init: negative node_size " + std::to_string(node_size));
   MPI_Comm real_node;
   MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node);
@@ -461,10 +438,14 @@ void backend_init(const init_options& opts) {
   MPI_Comm_size(st.node, &st.node_n);
 
   std::size_t seg = std::size_t{256} << 20;
-  if (opts.segment_size)
+  if (opts.segment_size) {
     seg = *opts.segment_size;
-  else if (const char* e = std::getenv("ACCRETE_SEGMENT_SIZE"))
-    seg = parse_size(e);
+    if (seg < 64 || seg > (std::size_t{1} << 46))
+      throw std::invalid_argument("accrete::init: segment_size " + std::to_string(seg) +
+                                  " is outside [64, 2^46] bytes");
+  }
+  else if (auto e = env_bytes("ACCRETE_SEGMENT_SIZE", 64, std::size_t{1} << 46))
+    seg = *e;
   st.seg_bytes = round_up(std::max<std::size_t>(seg, 64), 64);
   std::byte* local = nullptr;
   open_windows(st.seg_bytes, &local, &st.node_win, &st.world_win, &st.world_is_node, st.bases);
@@ -473,7 +454,7 @@ void backend_init(const init_options& opts) {
 
   st.inflight.assign(st.size, 0);
   st.sent.assign(st.size, 0);
-  st.verbose = opts.verbose.value_or(std::getenv("ACCRETE_VERBOSE") && std::atoi(std::getenv("ACCRETE_VERBOSE")) != 0);
+  st.verbose = opts.verbose.value_or(env_int("ACCRETE_VERBOSE", 0, INT32_MAX).value_or(0) != 0);
   st.up = true;
   if (st.verbose && st.rank == 0) {
     char ver[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -819,6 +800,30 @@ void shared_block::read(int rank, std::size_t offset, void* dst, std::size_t byt
     ACCRETE_MPI(MPI_Get(d + off, n, MPI_BYTE, rank, MPI_Aint(offset + off), n, MPI_BYTE, world_win_));
   }
   ACCRETE_MPI(MPI_Win_flush(rank, world_win_));
+}
+
+bool shared_block::try_read(int rank, std::size_t offset, void* dst, std::size_t bytes, double seconds) const {
+  if (peer(rank)) {
+    read(rank, offset, dst, bytes);
+    return true;
+  }
+  if (bytes > max_chunk) throw error("accrete::shared_block::try_read: " + std::to_string(bytes) + " bytes is too large");
+  MPI_Request r;
+  ACCRETE_MPI(MPI_Rget(dst, int(bytes), MPI_BYTE, rank, MPI_Aint(offset), int(bytes), MPI_BYTE, world_win_, &r));
+  const double until = MPI_Wtime() + seconds;
+  for (;;) {
+    int done = 0;
+    ACCRETE_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+    if (done) return true;
+    if (MPI_Wtime() > until) return false;
+    sched_yield();
+  }
+}
+
+void shared_block::sync() const noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const MPI_Win w = node_win_ != MPI_WIN_NULL ? node_win_ : world_win_;
+  if (st.up && w != MPI_WIN_NULL) MPI_Win_sync(w);
 }
 
 std::byte* shared_block::peer(int rank) const noexcept {
