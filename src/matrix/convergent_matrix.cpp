@@ -111,7 +111,7 @@ checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, s
   std::size_t elems = 0, bytes = 0;
   if (__builtin_mul_overflow(std::size_t(c.lld), std::size_t(c.lcols), &elems) ||
       __builtin_mul_overflow(elems, esize, &bytes) || __builtin_add_overflow(bytes, header, &c.bytes) ||
-      c.bytes > (std::size_t{1} << 62))
+      c.bytes > (std::size_t{1} << 48))
     throw std::invalid_argument(who + "local storage of lld " + std::to_string(c.lld) + " x " +
                                 std::to_string(c.lcols) + " columns x " + std::to_string(esize) +
                                 " bytes does not fit in memory");
