@@ -4,11 +4,14 @@
 // Layering note: dist_next_key() calls MPI directly (an attribute cached on
 // the team's communicator and one MPI_Iallreduce per team); it belongs in
 // the backend and should move there.
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include <dlfcn.h>
+#include <link.h>
 #include <mpi.h>
 
 #include "accrete/detail/backend.hpp"
@@ -21,6 +24,70 @@
 namespace accrete::detail {
 
 void rpc_fn_base() noexcept {}
+
+namespace {
+
+struct code_range {
+  std::uintptr_t lo, hi;
+};
+
+// The executable segments of the loaded object that holds rpc_fn_base.
+const std::vector<code_range>& own_code() {
+  static const std::vector<code_range> ranges = [] {
+    struct search {
+      std::uintptr_t base_fn;
+      std::vector<code_range> found;
+    } s{reinterpret_cast<std::uintptr_t>(&rpc_fn_base), {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* arg) -> int {
+          auto& s = *static_cast<search*>(arg);
+          std::vector<code_range> mine;
+          bool holds = false;
+          for (int k = 0; k < info->dlpi_phnum; ++k) {
+            const auto& ph = info->dlpi_phdr[k];
+            if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+            const std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+            mine.push_back({lo, hi});
+            holds = holds || (s.base_fn >= lo && s.base_fn < hi);
+          }
+          if (!holds) return 0;
+          s.found = std::move(mine);
+          return 1;
+        },
+        &s);
+    return s.found;
+  }();
+  return ranges;
+}
+
+bool in_own_code(std::uintptr_t a) {
+  for (auto& r : own_code())
+    if (a >= r.lo && a < r.hi) return true;
+  return false;
+}
+
+}  // namespace
+
+std::intptr_t fn_offset_checked(std::intptr_t address) {
+  if (!in_own_code(std::uintptr_t(address))) {
+    Dl_info info{};
+    const char* where = dladdr(reinterpret_cast<void*>(address), &info) && info.dli_fname ? info.dli_fname : "unknown";
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(address));
+    throw error(std::string("accrete::rpc: the function at ") + hex + " lives in " + where +
+                ", not in the program's own code; its address differs between processes, so it cannot be "
+                "called remotely (call it from a lambda or a function of the program)");
+  }
+  return address - reinterpret_cast<std::intptr_t>(&rpc_fn_base);
+}
+
+std::intptr_t fn_address_checked(std::intptr_t offset, int source) {
+  const std::uintptr_t a = std::uintptr_t(reinterpret_cast<std::intptr_t>(&rpc_fn_base)) + std::uintptr_t(offset);
+  if (!in_own_code(a))
+    throw error("accrete::rpc: message from rank " + std::to_string(source) + " names function offset " +
+                std::to_string(offset) + ", outside the program's code (corrupt or forged message)");
+  return std::intptr_t(a);
+}
 
 namespace {
 

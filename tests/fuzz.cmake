@@ -16,6 +16,7 @@ if(ACCRETE_CLANGXX)
     add_custom_command(OUTPUT ${_fz_bin}
       COMMAND ${ACCRETE_CLANGXX} ${_fz_flags} -o ${_fz_bin} ${PROJECT_SOURCE_DIR}/tests/fuzz/deserialize_fuzz.cpp
       DEPENDS ${PROJECT_SOURCE_DIR}/tests/fuzz/deserialize_fuzz.cpp ${PROJECT_SOURCE_DIR}/include/accrete/serialization.hpp
+              ${PROJECT_SOURCE_DIR}/include/accrete/detail/packet_format.hpp
               ${PROJECT_SOURCE_DIR}/include/accrete/view.hpp ${PROJECT_SOURCE_DIR}/include/accrete/error.hpp
       COMMENT "clang++ libFuzzer: deserialize_fuzz" VERBATIM)
     add_custom_target(deserialize_fuzz_build ALL DEPENDS ${_fz_bin})

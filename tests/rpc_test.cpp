@@ -274,6 +274,29 @@ TEST(RpcErrors, MalformedMessagesNameTheSender) {
   barrier();
 }
 
+int plus_one(int x) { return x + 1; }
+
+TEST(RpcErrors, FunctionsOutsideTheProgramAreRejected) {
+  EXPECT_EQ(rpc(rank_me(), &plus_one, 4).wait(), 5);  // the program's own: fine
+  // libc's abs sits at a different address in every process.
+  int (*libc_abs)(int) = &::abs;
+  try {
+    rpc_ff((rank_me() + 1) % rank_n(), libc_abs, -5);
+    FAIL() << "a libc function was accepted";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("not in the program's own code"), std::string::npos) << e.what();
+  }
+  // A forged offset in a message is rejected at the target, not called.
+  using fp_tramp = detail::rpc_trampoline<int (*)(int), int>;
+  ASSERT_TRUE(fp_tramp::registered);
+  auto forged = serialize(std::intptr_t(1) << 44, 3);
+  detail::am_send(rank_me(), &fp_tramp::fire_and_forget, forged);
+  auto msg = progress_until_error();
+  EXPECT_NE(msg.find("outside the program's code"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rank " + std::to_string(rank_me())), std::string::npos) << msg;
+  barrier();
+}
+
 TEST(RpcErrors, CalleeExceptionsSurfaceAtTheTarget) {
   rpc_ff(rank_me(), [] { throw std::runtime_error("callee failed"); });
   auto msg = progress_until_error();

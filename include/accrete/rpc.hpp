@@ -120,7 +120,7 @@ void write_callable(writer& w, const F& f) {
 template <class F>
 F read_callable(reader& r) {
   if constexpr (is_function_pointer_v<F>) {
-    return fn_from_offset<F>(r.read<std::intptr_t>());
+    return fn_from_offset<F>(r.read<std::intptr_t>(), r.source());
   } else {
     static_assert(std::is_same_v<deserialized_type_t<F>, F>,
                   "accrete::rpc: a callable's serialization must read back as the same type");

@@ -199,6 +199,23 @@ class reader {
 };
 
 namespace detail {
+/// Elements of an empty type with a serialization rule may write nothing;
+/// in sequences each is followed by one zero byte, so that the element
+/// count of a sequence is bounded by its message's length.
+template <class T>
+void write_empty_marker(writer& w) {
+  if constexpr (std::is_empty_v<T>) {
+    const std::uint8_t z = 0;
+    w.write_bytes(&z, 1);
+  }
+}
+template <class T>
+void read_empty_marker(reader& r) {
+  if constexpr (std::is_empty_v<T>) {
+    if (r.read_bytes(1, "empty element marker").front() != std::byte{0}) r.fail("invalid empty element marker");
+  }
+}
+
 template <class T>
 T read_bytewise(reader& r) {
   if constexpr (std::is_empty_v<T>) {
@@ -267,7 +284,10 @@ struct serialization<std::vector<T, A>> {
     if constexpr (bulk)
       w.write_bytes(v.data(), v.size() * sizeof(T));
     else
-      for (const auto& x : v) w.write(static_cast<const T&>(x));
+      for (const auto& x : v) {
+        w.write(static_cast<const T&>(x));
+        detail::write_empty_marker<T>(w);
+      }
   }
   static deserialized_type deserialize(reader& r) {
     deserialized_type v;
@@ -277,10 +297,14 @@ struct serialization<std::vector<T, A>> {
       v.resize(n);
       if (n) std::memcpy(v.data(), b.data(), b.size());
     } else {
-      // Every element takes at least one byte unless it is empty.
-      std::size_t n = r.read_count("vector length", std::is_empty_v<T> ? 0 : 1);
+      // Every element takes at least one byte (empty ones a marker byte), so
+      // a short message cannot claim a huge count.
+      std::size_t n = r.read_count("vector length", 1);
       v.reserve(n);
-      for (std::size_t i = 0; i < n; ++i) v.push_back(r.read<T>());
+      for (std::size_t i = 0; i < n; ++i) {
+        v.push_back(r.read<T>());
+        detail::read_empty_marker<T>(r);
+      }
     }
     return v;
   }

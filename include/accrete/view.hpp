@@ -92,7 +92,10 @@ struct serialization<view<T, Iter>> {
         }
       }
     } else {
-      for (auto it = v.begin(); it != v.end(); ++it) w.write(static_cast<const T&>(*it));
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        w.write(static_cast<const T&>(*it));
+        detail::write_empty_marker<T>(w);
+      }
     }
   }
 
@@ -118,10 +121,13 @@ struct serialization<view<T, Iter>> {
       const T* p = reinterpret_cast<const T*>(mem.get());
       return deserialized_type(p, p + n, n, std::move(mem));
     } else {
-      std::size_t n = r.read_count("view length", std::is_empty_v<T> ? 0 : 1);
+      std::size_t n = r.read_count("view length", 1);
       auto copy = std::make_shared<std::vector<D>>();
       copy->reserve(n);
-      for (std::size_t i = 0; i < n; ++i) copy->push_back(r.read<T>());
+      for (std::size_t i = 0; i < n; ++i) {
+        copy->push_back(r.read<T>());
+        detail::read_empty_marker<T>(r);
+      }
       const D* p = copy->data();
       return deserialized_type(p, p + n, n, std::move(copy));
     }

@@ -1,18 +1,20 @@
 // libFuzzer target for accrete's deserializer (RPC arguments and replies are
 // decoded by it). Input: one byte choosing a message shape, then the bytes
-// to decode. Every input must either decode or throw
+// to decode (shapes 0-7), or an assembly packet message (shape 8). Every input must either decode or throw
 // accrete::serialization_error; anything else (another exception, a read
 // past the buffer, UB) is a crash the fuzzer reports. Built with clang only
 // (tests/fuzz.cmake); a short run is part of the test suite.
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "accrete/detail/packet_format.hpp"
 #include "accrete/serialization.hpp"
 #include "accrete/view.hpp"
 
@@ -56,12 +58,32 @@ void decode(std::span<const std::byte> data) {
   }
 }
 
+// An assembly message for a 5 x 7 local part of doubles. Copied to an
+// 8-byte aligned buffer first, as the transport delivers messages.
+void parse_packets(std::span<const std::byte> data) {
+  std::vector<std::uint64_t> aligned((data.size() + 7) / 8);
+  if (!data.empty()) std::memcpy(aligned.data(), data.data(), data.size());
+  std::span<const std::byte> msg(reinterpret_cast<const std::byte*>(aligned.data()), data.size());
+  try {
+    accrete::detail::for_each_packet(msg, sizeof(double), 5, 7, [](const accrete::detail::packet_view& v) {
+      touch(v.lrow, 4 * std::size_t(v.nr));
+      touch(v.lcol, 4 * std::size_t(v.nc));
+      touch(v.values, std::size_t(v.nr) * std::size_t(v.nc) * sizeof(double));
+      for (std::int32_t k = 0; k < v.nr; ++k)
+        if (v.lrow[k] < 0 || v.lrow[k] >= 5) __builtin_trap();  // validation let a bad index through
+      for (std::int32_t k = 0; k < v.nc; ++k)
+        if (v.lcol[k] < 0 || v.lcol[k] >= 7) __builtin_trap();
+    });
+  } catch (const accrete::error&) {
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   if (size == 0) return 0;
   std::span<const std::byte> data(reinterpret_cast<const std::byte*>(bytes) + 1, size - 1);
-  switch (bytes[0] % 8) {
+  switch (bytes[0] % 9) {
     case 0:
       decode<std::string>(data);
       break;
@@ -83,8 +105,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     case 6:
       decode<accrete::view<std::string>, std::uint64_t>(data);
       break;
-    default:
+    case 7:
       decode<std::array<std::string, 2>, accrete::view<std::vector<int>>>(data);
+      break;
+    default:
+      parse_packets(data);
       break;
   }
   return 0;

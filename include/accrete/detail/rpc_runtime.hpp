@@ -24,13 +24,25 @@ void rpc_fn_base() noexcept;
 template <class F>
 inline constexpr bool is_function_pointer_v = std::is_pointer_v<F>&& std::is_function_v<std::remove_pointer_t<F>>;
 
+/// The offset of a function to call remotely. Throws accrete::error unless
+/// it lies in the code of the object that holds accrete's runtime (the
+/// program itself, when accrete is linked statically): a function of
+/// another object (libc's abs, a plugin) is loaded at a different address
+/// in every process.
+std::intptr_t fn_offset_checked(std::intptr_t address);
+/// The address of a received offset; throws accrete::error naming the
+/// offset unless it lies in that same code. (A forged offset inside the
+/// program's code cannot be told from a real function: the check keeps a
+/// message from sending a process outside its own code.)
+std::intptr_t fn_address_checked(std::intptr_t offset, int source);
+
 template <class F>
-std::intptr_t fn_to_offset(F f) noexcept {
-  return reinterpret_cast<std::intptr_t>(f) - reinterpret_cast<std::intptr_t>(&rpc_fn_base);
+std::intptr_t fn_to_offset(F f) {
+  return fn_offset_checked(reinterpret_cast<std::intptr_t>(f));
 }
 template <class F>
-F fn_from_offset(std::intptr_t off) noexcept {
-  return reinterpret_cast<F>(reinterpret_cast<std::intptr_t>(&rpc_fn_base) + off);
+F fn_from_offset(std::intptr_t off, int source) {
+  return reinterpret_cast<F>(fn_address_checked(off, source));
 }
 
 // ---- replies --------------------------------------------------------------------
