@@ -297,6 +297,25 @@ TEST(RpcErrors, FunctionsOutsideTheProgramAreRejected) {
   barrier();
 }
 
+bool stop_recursion = false;
+int recurse(int n) { return n == 0 || stop_recursion ? 0 : rpc(rank_me(), &recurse, n - 1).wait() + 1; }
+
+// Each level waits inside the previous level's body: nested progress.
+TEST(RpcErrors, DeepRecursionFailsClearlyInsteadOfOverflowingTheStack) {
+  stop_recursion = false;
+  EXPECT_EQ(rpc(rank_me(), &recurse, 300).wait(), 300);
+  try {
+    rpc(rank_me(), &recurse, 60000).wait();
+    FAIL() << "60000 nested waits returned";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("nested 1000 deep"), std::string::npos) << e.what();
+  }
+  // The innermost request is still queued: let it finish harmlessly.
+  stop_recursion = true;
+  for (int i = 0; i < 1000; ++i) progress();
+  barrier();
+}
+
 TEST(RpcErrors, CalleeExceptionsSurfaceAtTheTarget) {
   rpc_ff(rank_me(), [] { throw std::runtime_error("callee failed"); });
   auto msg = progress_until_error();

@@ -2,12 +2,9 @@
 // Remote atomics in the MPI backend (src/backend/mpi/atomics.cpp).
 //
 // All atomics go through one window over every process's segment so that
-// they are atomic with respect to each other wherever they come from. That
-// window is the backend's world window, exposed by segment_window() (to be
-// defined in backend.cpp as `return st.world_win;`). Until that definition
-// exists, atomics.cpp supplies a weak fallback that returns MPI_WIN_NULL,
-// and atomics_acquire() then creates a private window over the same
-// segments (collective over world).
+// they are atomic with respect to each other wherever they come from: the
+// backend's world window (segment_window()), locked with MPI_Win_lock_all
+// from init to finalize. No private window is ever created.
 #include <cstdint>
 
 #include <mpi.h>
@@ -20,8 +17,8 @@ MPI_Win segment_window() noexcept;
 enum class atomic_type : std::uint8_t { i32, i64, u32, u64, f32, f64 };
 enum class atomic_op : std::uint8_t { no_op, replace, sum, min, max, band, bor, bxor };
 
-/// Collective over world the first time (only when a private window is
-/// needed); pairs with atomics_release().
+/// Counts live atomic domains (atomics without one are rejected); pairs with
+/// atomics_release(). Not collective.
 void atomics_acquire();
 void atomics_release();
 

@@ -34,6 +34,8 @@ namespace {
 constexpr int am_tag = 17;
 // MPI counts are int; one MPI call moves at most this many bytes.
 constexpr std::size_t max_chunk = std::size_t{1} << 30;
+// Deepest nesting of user-level progress (docs/semantics.md, "Progress").
+constexpr int max_progress_depth = 1000;
 // Flow control: bytes of active messages in flight toward one target before
 // am_send waits for some to drain.
 constexpr std::size_t am_inflight_cap = std::size_t{64} << 20;
@@ -57,7 +59,10 @@ struct state_t {
 
   // progress
   std::vector<completion> await_flush;  // remote puts/gets issued, not yet flushed
-  std::vector<int> flush_targets;       // their targets (-1: unknown, flush all)
+  std::vector<int> flush_targets;       // their targets, each once
+  std::vector<std::uint8_t> flush_marked;  // per rank: listed in flush_targets
+  bool flush_all = false;                  // a target was unknown: flush every rank
+  int progress_depth = 0;                  // nesting of user_progress()
   std::vector<MPI_Request> reqs;        // other outstanding requests
   std::vector<completion> req_done;
   std::vector<int> req_idx;  // scratch for MPI_Testsome
@@ -193,12 +198,13 @@ void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node) {
 // flushes are correct. Returns whether anything completed.
 bool flush_rma() {
   if (st.await_flush.empty() && st.await_flush_counted.empty()) return false;
-  const auto& t = st.flush_targets;
-  if (std::find(t.begin(), t.end(), -1) != t.end()) {
+  if (st.flush_all) {
     for (int r = 0; r < st.size; ++r) ACCRETE_MPI(MPI_Win_flush(r, st.world_win));
   } else {
-    for (int r : t) ACCRETE_MPI(MPI_Win_flush(r, st.world_win));
+    for (int r : st.flush_targets) ACCRETE_MPI(MPI_Win_flush(r, st.world_win));
   }
+  for (int r : st.flush_targets) st.flush_marked[r] = 0;
+  st.flush_all = false;
   for (auto& c : st.await_flush) st.ready.push_back(std::move(c));
   st.await_flush.clear();
   if (st.ready_counted.empty())
@@ -211,8 +217,12 @@ bool flush_rma() {
 }
 
 void note_flush_target(int rank) {
-  auto& t = st.flush_targets;
-  if (std::find(t.begin(), t.end(), rank) == t.end()) t.push_back(rank);
+  if (rank < 0) {
+    st.flush_all = true;
+  } else if (!st.flush_marked[rank]) {
+    st.flush_marked[rank] = 1;
+    st.flush_targets.push_back(rank);
+  }
 }
 
 bool test_requests() {
@@ -453,6 +463,9 @@ void backend_init(const init_options& opts) {
   open_node_sync();
 
   st.inflight.assign(st.size, 0);
+  st.flush_marked.assign(st.size, 0);
+  st.flush_targets.clear();
+  st.flush_all = false;
   st.sent.assign(st.size, 0);
   st.verbose = opts.verbose.value_or(env_int("ACCRETE_VERBOSE", 0, INT32_MAX).value_or(0) != 0);
   st.up = true;
@@ -644,6 +657,18 @@ void poll() { poll_impl(true); }
 
 void user_progress() {
   require_initialized("progress()");
+  // Handlers that wait (and so make progress) inside handlers nest frames;
+  // past this depth the stack would soon overflow without a word.
+  struct nesting {
+    nesting() {
+      if (st.progress_depth >= max_progress_depth)
+        throw error("accrete: user-level progress nested " + std::to_string(max_progress_depth) +
+                    " deep (RPC bodies or callbacks that wait on work that runs more of them, recursively); "
+                    "the limit guards the stack");
+      ++st.progress_depth;
+    }
+    ~nesting() { --st.progress_depth; }
+  } depth;
   const bool ran_ring = receive_ring_messages(true);
   poll_impl(false);
   // A wait loop should yield only when progress found nothing to do: a

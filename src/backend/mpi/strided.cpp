@@ -214,7 +214,7 @@ bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, c
   }
   // MPI_Win_flush completes gets as well as puts at the origin, so both
   // directions share the backend's one flush per poll.
-  after_flush(std::move(done));
+  after_flush(std::move(done), rank);
   return false;
 }
 
@@ -314,7 +314,7 @@ bool irregular_transfer(bool put, int rank, const std::vector<local_frag>& l, co
                  r[p.remote_frag].offset + p.remote_pos);
     });
   }
-  after_flush(std::move(done));
+  after_flush(std::move(done), rank);
   return false;
 }
 

@@ -1,0 +1,30 @@
+// Run with one malformed ACCRETE_* variable set; argv[1] names it. Passes
+// (exit 0) only if accrete throws accrete::error naming that variable,
+// either at init or, for the commit timeout, at the first commit.
+#include <cstdio>
+#include <string>
+
+#include <mpi.h>
+
+#include "accrete/accrete.hpp"
+#include "accrete/matrix/convergent_matrix.hpp"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const std::string var = argc > 1 ? argv[1] : "?";
+  int rc = 1;
+  try {
+    accrete::runtime rt;
+    accrete::process_grid grid(accrete::world().mpi_comm());
+    accrete::convergent_matrix<double> A(4, 4, grid, 2, 2);
+    A.update(1.0, 0, 0);
+    A.commit();
+    A.commit();
+    std::printf("accepted: no error for %s\n", var.c_str());
+  } catch (const accrete::error& e) {
+    std::printf("error: %s\n", e.what());
+    rc = std::string(e.what()).find(var) != std::string::npos ? 0 : 1;
+  }
+  MPI_Finalize();
+  return rc;
+}
