@@ -35,3 +35,6 @@ add_test(NAME env_values_test.commit_timeout COMMAND ${MPIEXEC_EXECUTABLE} ${MPI
          ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:env_values_test> ACCRETE_COMMIT_TIMEOUT)
 set_tests_properties(env_values_test.commit_timeout PROPERTIES TIMEOUT 60
   ENVIRONMENT "${ACCRETE_MPI_ENV};ACCRETE_COMMIT_TIMEOUT=-1")
+add_test(NAME matrix_after_finalize COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${ACCRETE_MPIEXEC_PREFLAGS}
+         $<TARGET_FILE:env_values_test> after_finalize)
+set_tests_properties(matrix_after_finalize PROPERTIES TIMEOUT 60 ENVIRONMENT "${ACCRETE_MPI_ENV}")
