@@ -138,7 +138,7 @@ int run(int argc, char** argv) {
       report("alltoallv", bh::baseline_alltoallv(prm, MPI_COMM_WORLD, local.data(), L.ld, L.rows, L.cols), true);
     }
     if (opt.only.empty() || opt.only == "bound")
-      report("bound_local_apply", bh::bound_local_apply(prm, MPI_COMM_WORLD), false);
+      report("local_apply_reference", bh::local_apply_reference(prm, MPI_COMM_WORLD), false);
   }
   if (rank == 0 && opt.reps > 1)
     for (const auto& [name, T] : best) std::printf("best %-20s T=%.4f s\n", name.c_str(), T);

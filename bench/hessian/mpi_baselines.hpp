@@ -73,12 +73,31 @@ baseline_timing baseline_accumulate(const params& prm, MPI_Comm comm, float* loc
 baseline_timing baseline_alltoallv(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
                                    int64_t local_cols);
 
-// (c) Lower bound, no communication: each rank generates its own updates and
-// adds every element (a, b) into a private array with the maximal local
-// dimensions, at (local_row(a), local_col(b)) -- the position the element has
-// in its owner's storage, which always fits. It is the memory traffic of
-// applying the updates with perfect (free) communication. checksum is the
-// reduced sum of the private arrays, i.e. the expected checksum.
-baseline_timing bound_local_apply(const params& prm, MPI_Comm comm);
+// (c) Local-apply reference (not a lower bound): each rank generates its own
+// updates and adds every element (a, b) into a private array with the
+// maximal local dimensions, at (local_row(a), local_col(b)) -- the position
+// the element has in its owner's storage, which always fits. It is the same
+// arithmetic as applying the updates with free communication, but into one
+// private array that stays warmer in cache than the owners' parts do, so a
+// real assembly can beat it slightly (ratios of 0.96-0.98 were measured).
+// checksum is the reduced sum of the private arrays, i.e. the expected
+// checksum.
+baseline_timing local_apply_reference(const params& prm, MPI_Comm comm);
+
+// (d) MPI-3 shared memory on one node, as DART does it: every process's part
+// in one MPI_Win_allocate_shared window; each process adds its updates
+// straight into the owners' parts (MPI_Win_shared_query), under per
+// column-block spin locks (64 per part, C++ atomics in the window), then
+// MPI_Win_sync + MPI_Barrier + MPI_Win_sync. Throws std::runtime_error
+// unless every rank of comm shares one node.
+baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
+                                       int64_t local_cols);
+
+// The memory bandwidth the assembly can use: every rank of comm at once runs
+// d[i] += s[i] over two private arrays of `elements` floats (far larger than
+// the caches), best of `reps`; returns the aggregate bytes per second,
+// counting 12 bytes per element (read s, read d, write d) -- the traffic of
+// one assembly element. A STREAM "add"-like kernel.
+double stream_add_bandwidth(MPI_Comm comm, int64_t elements = int64_t(1) << 25, int reps = 3);
 
 }  // namespace bench::hessian

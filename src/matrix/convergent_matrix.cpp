@@ -538,6 +538,7 @@ void cm_core::commit() {
     ~leave() { f = false; }
   } leave_commit{in_commit_};
   const double start = now();
+  check_timeout(start, "commit");  // reads ACCRETE_COMMIT_TIMEOUT: a bad value fails every commit
   timer t(stats_.t_wait);
   const int np = int(world_of_.size());
   std::vector<std::uint64_t> counts;
