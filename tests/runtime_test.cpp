@@ -110,6 +110,18 @@ TEST(Segment, AllocateReuseAndExhaustion) {
   EXPECT_THROW(deallocate(d), bad_global_ptr);
 }
 
+// Sizes near SIZE_MAX used to wrap to 0 bytes when rounded up, and the next
+// allocation then returned the same offset.
+TEST(Segment, HugeRequestsDoNotWrap) {
+  EXPECT_THROW(allocate(SIZE_MAX - 8), segment_exhausted);
+  EXPECT_THROW(allocate(SIZE_MAX), segment_exhausted);
+  EXPECT_THROW(allocate(64, std::size_t{1} << 62), segment_exhausted);
+  auto a = allocate(64), b = allocate(64);
+  EXPECT_NE(a.offset(), b.offset());
+  deallocate(a);
+  deallocate(b);
+}
+
 TEST(GlobalPtr, ArithmeticAndComparison) {
   global_ptr<int> null;
   EXPECT_TRUE(null.is_null());
