@@ -93,7 +93,12 @@ void add_part(const pattern& pat, int tr, int tc, const float* B, int64_t n, flo
   }
 }
 
-void check_args(const params& prm, MPI_Comm comm, int64_t ld, int64_t local_rows, int64_t local_cols) {
+struct comm_ranks {
+  int P, rank;
+};
+
+// Validates the arguments every baseline takes; returns comm's size and rank.
+comm_ranks check_args(const params& prm, MPI_Comm comm, int64_t ld, int64_t local_rows, int64_t local_cols) {
   prm.validate();
   int P = 0, rank = 0;
   MPI_Comm_size(comm, &P);
@@ -104,6 +109,7 @@ void check_args(const params& prm, MPI_Comm comm, int64_t ld, int64_t local_rows
   // Local indices and per-message element counts are carried in 32 bits.
   if (prm.N >= INT32_MAX || prm.n() * prm.n() >= INT_MAX)
     throw std::invalid_argument("hessian baseline: N or n*n too large for 32-bit local indices");
+  return {P, rank};
 }
 
 struct phase_clock {
@@ -115,6 +121,27 @@ struct phase_clock {
     return d;
   }
 };
+
+// The timed loop of the baselines that add in place: after a barrier,
+// generate each update, find its runs, and hand it to apply(pat, up).
+// Returns the start time.
+template <class Apply>
+double run_updates(const params& prm, MPI_Comm comm, int rank, int Pr, int Pc, baseline_timing& t, Apply&& apply) {
+  update up;
+  pattern pat;
+  MPI_Barrier(comm);
+  const double t0 = MPI_Wtime();
+  phase_clock clk;
+  for (int64_t u = 0; u < prm.U; ++u) {
+    make_update(prm, rank, u, up);
+    t.gen += clk.lap();
+    pat.build(up.ix, Pr, Pc);
+    t.bin += clk.lap();
+    apply(pat, up);
+    t.apply += clk.lap();
+  }
+  return t0;
+}
 
 // Reduces the per-rank timings (max) and bytes (sum) and computes the checksum.
 baseline_timing finish(baseline_timing mine, double my_sum, MPI_Comm comm) {
@@ -137,10 +164,7 @@ baseline_timing finish(baseline_timing mine, double my_sum, MPI_Comm comm) {
 // ---------------------------------------------------------------------------
 baseline_timing baseline_accumulate(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
                                     int64_t local_cols, accumulate_sync sync) {
-  check_args(prm, comm, ld, local_rows, local_cols);
-  int P = 0, rank = 0;
-  MPI_Comm_size(comm, &P);
-  MPI_Comm_rank(comm, &rank);
+  const auto [P, rank] = check_args(prm, comm, ld, local_rows, local_cols);
   const auto [Pr, Pc] = grid_shape(P);
   const int64_t n = prm.n();
   const auto local_elems = static_cast<std::size_t>(ld * local_cols);
@@ -333,10 +357,7 @@ void apply_segments(const int32_t* w, const int32_t* end, float* local, int64_t 
 
 baseline_timing baseline_alltoallv(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
                                    int64_t local_cols) {
-  check_args(prm, comm, ld, local_rows, local_cols);
-  int P = 0, rank = 0;
-  MPI_Comm_size(comm, &P);
-  MPI_Comm_rank(comm, &rank);
+  const auto [P, rank] = check_args(prm, comm, ld, local_rows, local_cols);
   const auto [Pr, Pc] = grid_shape(P);
   const int myrow = rank / Pc, mycol = rank % Pc;
   const int64_t n = prm.n();
@@ -437,23 +458,12 @@ baseline_timing local_apply_reference(const params& prm, MPI_Comm comm) {
   const int64_t rows = numroc(prm.N, MB, 0, 0, Pr), cols = numroc(prm.N, NB, 0, 0, Pc);
   const int64_t ld = std::max<int64_t>(1, rows);
   std::vector<float> priv(static_cast<std::size_t>(ld * cols), 0.0f);
-  update up;
-  pattern pat;
-
-  MPI_Barrier(comm);
-  const double t0 = MPI_Wtime();
-  phase_clock clk;
-  for (int64_t u = 0; u < prm.U; ++u) {
-    make_update(prm, rank, u, up);
-    t.gen += clk.lap();
-    pat.build(up.ix, Pr, Pc);
-    t.bin += clk.lap();
+  const double t0 = run_updates(prm, comm, rank, Pr, Pc, t, [&](const pattern& pat, const update& up) {
     // Every owner's part, at the owner's local positions, into our array:
     // the same adds the owners perform together, without moving any data.
     for (int tr = 0; tr < Pr; ++tr)
       for (int tc = 0; tc < Pc; ++tc) add_part(pat, tr, tc, up.B.data(), n, priv.data(), ld);
-    t.apply += clk.lap();
-  }
+  });
   t.total = MPI_Wtime() - t0;
   return finish(t, local_sum(priv.data(), ld, rows, cols), comm);
 }
@@ -477,10 +487,7 @@ void spin_unlock(uint32_t* w) { std::atomic_ref<uint32_t>(*w).store(0, std::memo
 
 baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* local, int64_t ld, int64_t local_rows,
                                        int64_t local_cols) {
-  check_args(prm, comm, ld, local_rows, local_cols);
-  int P = 0, rank = 0;
-  MPI_Comm_size(comm, &P);
-  MPI_Comm_rank(comm, &rank);
+  const auto [P, rank] = check_args(prm, comm, ld, local_rows, local_cols);
   MPI_Comm node;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
   int node_n = 0;
@@ -511,16 +518,7 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
   MPI_Win_sync(win);
   t.setup += MPI_Wtime() - ts;
 
-  update up;
-  pattern pat;
-  MPI_Barrier(comm);
-  const double t0 = MPI_Wtime();
-  phase_clock clk;
-  for (int64_t u = 0; u < prm.U; ++u) {
-    make_update(prm, rank, u, up);
-    t.gen += clk.lap();
-    pat.build(up.ix, Pr, Pc);
-    t.bin += clk.lap();
+  const double t0 = run_updates(prm, comm, rank, Pr, Pc, t, [&](const pattern& pat, const update& up) {
     for (int tr = 0; tr < Pr; ++tr)
       for (int tc = 0; tc < Pc; ++tc) {
         const auto q = static_cast<std::size_t>(tr * Pc + tc);
@@ -550,8 +548,8 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
         }
         if (static_cast<int>(q) != rank) t.bytes += static_cast<uint64_t>(pat.elements(tr, tc)) * 4;
       }
-    t.apply += clk.lap();
-  }
+  });
+  phase_clock clk;
   MPI_Win_sync(win);
   MPI_Barrier(comm);
   MPI_Win_sync(win);
