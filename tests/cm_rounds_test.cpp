@@ -225,7 +225,13 @@ TEST(Arguments, FillLowerAndSymmetrizeNeedSquare) {
   EXPECT_THROW(A.symmetrize(), std::invalid_argument);
 }
 
+// Calling a member of a destroyed object is undefined behaviour; the check
+// is a diagnostic for programs that do it by mistake. UBSan's vptr check
+// reports the call itself (rightly), so the sanitizer build skips this.
 TEST(Lifetime, MembersAfterDestructionThrow) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "calls members of a destroyed object, which UBSan reports by design";
+#endif
   process_grid grid(world().mpi_comm());
   using M = convergent_matrix<double>;
   alignas(M) unsigned char storage[sizeof(M)];
