@@ -13,6 +13,14 @@ add_test(NAME commit_timeout_test.np3.node1
           ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:commit_timeout_test>)
 set_tests_properties(commit_timeout_test.np3.node1 PROPERTIES TIMEOUT 120
   ENVIRONMENT "${ACCRETE_MPI_ENV};ACCRETE_COMMIT_TIMEOUT=3;ACCRETE_NODE_SIZE=1")
+# A straggler that makes no MPI progress at all, on another (pretend) node:
+# it is named, and the abort comes within seconds, not when it wakes up.
+add_test(NAME commit_timeout_test.np3.node1.compute
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh nonzero "processes not in this commit: .*2"
+          ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:commit_timeout_test>
+          compute)
+set_tests_properties(commit_timeout_test.np3.node1.compute PROPERTIES TIMEOUT 60
+  ENVIRONMENT "${ACCRETE_MPI_ENV};ACCRETE_COMMIT_TIMEOUT=3;ACCRETE_NODE_SIZE=1")
 
 # Malformed ACCRETE_* values are errors naming the variable (the program
 # exits 0 only when init threw accrete::error naming it).

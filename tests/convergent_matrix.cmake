@@ -7,3 +7,8 @@ target_include_directories(convergent_matrix_test PRIVATE ${PROJECT_SOURCE_DIR}/
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
   accrete_add_mpi_test(convergent_matrix_test NP 3 NODE_SIZES 2 ENV OMPI_MCA_osc=^rdma SUFFIX osc_no_rdma)
 endif()
+# Threads updating concurrently, for the ThreadSanitizer build (CI runs
+# `SANITIZE=thread ./x test -L tsan`; MPI's own reports are suppressed in
+# tests/tsan.supp). Cheap, so the other builds run it too.
+accrete_add_mpi_test(convergent_matrix_test NP 1 2 3 NODE_SIZES 0 1 ENV GTEST_FILTER=*Thread* SUFFIX threads
+  LABELS tsan)

@@ -216,17 +216,28 @@ TEST(ConvergentMatrix, ConcurrentUpdatesFromFourThreads) {
   const std::int64_t m = 80, n = 80;
   const int per_thread = 30, threads = 4;
   convergent_matrix<float> A(m, n, grid, 8, 8);
+  // A tiny cap and coalescing size: threads flush, wait for room and poll
+  // concurrently (the paths ThreadSanitizer checks, label tsan).
+  convergent_matrix_options tiny;
+  tiny.buffer_cap = 2 << 10;
+  tiny.coalesce_bytes = 256;
+  convergent_matrix<float> B(m, n, grid, 8, 8, tiny);
   std::vector<std::thread> team_threads;
   for (int t = 0; t < threads; ++t)
     team_threads.emplace_back([&, t] {
       for (int k = t; k < threads * per_thread; k += threads) {
         slice s = make_slice(rank_me(), k, m, n);
         A.update(s.vals.data(), std::int64_t(s.rows.size()), s.rows, s.cols);
+        B.update(s.vals.data(), std::int64_t(s.rows.size()), s.rows, s.cols);
       }
     });
   for (auto& th : team_threads) th.join();
   A.commit();
-  EXPECT_EQ(all_sum(mismatches(A, reference(m, n, threads * per_thread))), 0);
+  B.commit();
+  const auto ref = reference(m, n, threads * per_thread);
+  EXPECT_EQ(all_sum(mismatches(A, ref)), 0);
+  EXPECT_EQ(all_sum(mismatches(B, ref)), 0);
+  EXPECT_LE(B.stats().peak_buffered, tiny.buffer_cap);
 }
 
 TEST(ConvergentMatrix, SmallMemoryCapUnderFlood) {
