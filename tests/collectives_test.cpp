@@ -12,6 +12,7 @@
 
 #include "accrete/accrete.hpp"
 #include "accrete/collectives.hpp"
+#include "accrete/detail/backend.hpp"
 
 using namespace accrete;
 
@@ -230,4 +231,32 @@ TEST(Collectives, Errors) {
   EXPECT_THROW(reduce_one(1, op_fast_add, rank_n()), std::out_of_range);
   int x = 0;
   EXPECT_THROW(broadcast(&x, 1, rank_n() + 3), std::out_of_range);
+}
+
+// The all-to-all of byte blocks behind the matrix exchanges: blocks of
+// uneven sizes (some empty), through the single-call path and, with a
+// lowered int limit, through the rounds that sizes beyond 2^31 take.
+TEST(Collectives, AlltoallvBytesOneCallAndRounds) {
+  const int P = rank_n(), me = rank_me();
+  auto size_to = [](int from, int to) { return std::size_t((from * 7 + to * 13) % 11) * 97; };
+  auto byte_at = [](int from, int to, std::size_t k) { return std::byte((from * 31 + to * 17 + k) & 0xff); };
+  std::vector<std::size_t> scount(P), sdisp(P);
+  std::vector<std::byte> sbuf;
+  for (int q = 0; q < P; ++q) {
+    sdisp[q] = sbuf.size();
+    scount[q] = size_to(me, q);
+    for (std::size_t k = 0; k < scount[q]; ++k) sbuf.push_back(byte_at(me, q, k));
+  }
+  for (std::size_t limit : {std::size_t{2147483647}, std::size_t{300}, std::size_t{1}}) {
+    std::vector<std::size_t> rcount, rdisp;
+    auto wait = [](MPI_Request& r) { MPI_Wait(&r, MPI_STATUS_IGNORE); };
+    auto rbuf = detail::alltoallv_bytes(world().mpi_comm(), sbuf.data(), scount, sdisp, rcount, rdisp, wait, limit);
+    std::int64_t bad = 0;
+    for (int q = 0; q < P; ++q) {
+      bad += rcount[q] != size_to(q, me);
+      for (std::size_t k = 0; k < rcount[q] && k < size_to(q, me); ++k) bad += rbuf[rdisp[q] + k] != byte_at(q, me, k);
+    }
+    EXPECT_EQ(bad, 0) << "int limit " << limit;
+    EXPECT_EQ(rbuf.size(), rdisp[P]);
+  }
 }

@@ -684,11 +684,6 @@ inline void add_run(T* __restrict dst, const T* __restrict src, std::int32_t len
 }  // namespace
 
 template <class T>
-MPI_Datatype convergent_matrix<T>::mpi_type() const noexcept {
-  return std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
-}
-
-template <class T>
 void convergent_matrix<T>::apply_packet(const std::int32_t* lrow, std::int32_t nr, const std::int32_t* lcol,
                                         std::int32_t nc, const std::byte* values) {
   thread_local std::vector<run> runs;

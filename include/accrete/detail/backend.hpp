@@ -142,9 +142,12 @@ void agree_on_arguments(MPI_Comm comm, std::exception_ptr local, const char* wha
 /// filled in. `wait` completes an MPI request (so callers choose how to make
 /// progress while they wait). Exchanges that fit MPI's int counts go in one
 /// MPI_Ialltoallv; larger ones in rounds of at most 1 GiB per rank.
+/// `int_limit` is the largest count taken as fitting (tests lower it to
+/// exercise the rounds with small data).
 std::vector<std::byte> alltoallv_bytes(MPI_Comm comm, const std::byte* sbuf, const std::vector<std::size_t>& scount,
                                        const std::vector<std::size_t>& sdisp, std::vector<std::size_t>& rcount,
-                                       std::vector<std::size_t>& rdisp, const std::function<void(MPI_Request&)>& wait);
+                                       std::vector<std::size_t>& rdisp, const std::function<void(MPI_Request&)>& wait,
+                                       std::size_t int_limit = 2147483647);
 
 // ---- shared blocks ------------------------------------------------------------
 

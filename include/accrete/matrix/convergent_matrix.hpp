@@ -126,7 +126,6 @@ class cm_core {
   void apply_packets(std::span<const std::byte> packets);
   virtual void apply_packet(const std::int32_t* lrow, std::int32_t nr, const std::int32_t* lcol, std::int32_t nc,
                             const std::byte* values) = 0;
-  virtual MPI_Datatype mpi_type() const noexcept = 0;
 
   static void on_message(int source, std::span<const std::byte> payload);
   // Applies (or holds, if it belongs to a round not open here) one message.
@@ -331,7 +330,6 @@ class convergent_matrix : private detail::cm_core {
  private:
   void apply_packet(const std::int32_t* lrow, std::int32_t nr, const std::int32_t* lcol, std::int32_t nc,
                     const std::byte* values) override;
-  MPI_Datatype mpi_type() const noexcept override;
   void transpose_into(bool upper_only, bool average);
 };
 

@@ -339,7 +339,9 @@ void agree_on_arguments(MPI_Comm comm, std::exception_ptr local, const char* wha
 
 std::vector<std::byte> alltoallv_bytes(MPI_Comm comm, const std::byte* sbuf, const std::vector<std::size_t>& scount,
                                        const std::vector<std::size_t>& sdisp, std::vector<std::size_t>& rcount,
-                                       std::vector<std::size_t>& rdisp, const std::function<void(MPI_Request&)>& wait) {
+                                       std::vector<std::size_t>& rdisp, const std::function<void(MPI_Request&)>& wait,
+                                       std::size_t int_limit) {
+  int_limit = std::min<std::size_t>(int_limit, INT_MAX);
   int np = 0;
   MPI_Comm_size(comm, &np);
   static_assert(sizeof(std::size_t) == sizeof(std::uint64_t));
@@ -350,12 +352,15 @@ std::vector<std::byte> alltoallv_bytes(MPI_Comm comm, const std::byte* sbuf, con
   std::vector<std::byte> rbuf(rdisp[np]);
   // Largest per-pair block anywhere decides the number of rounds, so that
   // every process runs the same sequence of collectives.
-  std::uint64_t big = 0, all_big = 0;
-  for (int k = 0; k < np; ++k) big = std::max<std::uint64_t>({big, scount[k], rcount[k]});
-  big = std::max<std::uint64_t>({big, sdisp.empty() ? 0 : sdisp[np - 1] + scount[np - 1], rdisp[np]});
-  ACCRETE_MPI(MPI_Allreduce(&big, &all_big, 1, MPI_UINT64_T, MPI_MAX, comm));
+  // [0]: largest block of one pair; [1]: largest displacement end.
+  std::uint64_t big[2] = {0, 0}, all_big[2];
+  for (int k = 0; k < np; ++k) {
+    big[0] = std::max<std::uint64_t>({big[0], scount[k], rcount[k]});
+    big[1] = std::max<std::uint64_t>({big[1], sdisp[k] + scount[k], rdisp[k + 1]});
+  }
+  ACCRETE_MPI(MPI_Allreduce(big, all_big, 2, MPI_UINT64_T, MPI_MAX, comm));
   std::vector<int> sc(np), sd(np), rc(np), rd(np);
-  if (all_big <= std::uint64_t(INT_MAX)) {
+  if (all_big[0] <= int_limit && all_big[1] <= int_limit) {
     for (int k = 0; k < np; ++k) {
       sc[k] = int(scount[k]), sd[k] = int(sdisp[k]);
       rc[k] = int(rcount[k]), rd[k] = int(rdisp[k]);
@@ -368,8 +373,8 @@ std::vector<std::byte> alltoallv_bytes(MPI_Comm comm, const std::byte* sbuf, con
   }
   // Rounds: each moves at most `piece` bytes per pair, staged through
   // buffers of at most np * piece bytes (int displacements).
-  const std::size_t piece = std::max<std::size_t>(1, std::size_t(INT_MAX) / std::size_t(np) / 2);
-  const std::uint64_t rounds = (all_big + piece - 1) / piece;
+  const std::size_t piece = std::max<std::size_t>(1, int_limit / std::size_t(np) / 2);
+  const std::uint64_t rounds = (all_big[0] + piece - 1) / piece;
   std::vector<std::byte> stage_s, stage_r;
   for (std::uint64_t t = 0; t < rounds; ++t) {
     const std::size_t lo = std::size_t(t) * piece;
