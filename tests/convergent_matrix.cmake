@@ -10,5 +10,6 @@ endif()
 # Threads updating concurrently, for the ThreadSanitizer build (CI runs
 # `SANITIZE=thread ./x test -L tsan`; MPI's own reports are suppressed in
 # tests/tsan.supp). Cheap, so the other builds run it too.
-accrete_add_mpi_test(convergent_matrix_test NP 1 2 3 NODE_SIZES 0 1 ENV GTEST_FILTER=*Thread* SUFFIX threads
+accrete_add_mpi_test(convergent_matrix_test NP 1 ENV GTEST_FILTER=*Thread* SUFFIX threads LABELS tsan)
+accrete_add_mpi_test(convergent_matrix_test NP 2 3 NODE_SIZES 0 1 ENV GTEST_FILTER=*Thread* SUFFIX threads
   LABELS tsan)
