@@ -633,8 +633,9 @@ void cm_core::reset_storage() {
     throw collective_misuse("accrete::convergent_matrix::reset: grid rank " + std::to_string(first) +
                             " issued updates since its last commit started; reset() must come between a commit "
                             "and the next round's updates");
+  std::byte* base = block_.local() + header_;  // usable: checked on entry
   for (std::int64_t c = 0; c < lcols_; ++c)
-    std::memset(local_bytes("reset") + std::size_t(c) * std::size_t(lld_) * esize_, 0, std::size_t(lrows_) * esize_);
+    std::memset(base + std::size_t(c) * std::size_t(lld_) * esize_, 0, std::size_t(lrows_) * esize_);
   // No contribution of the next round existed anywhere (checked above);
   // peers may start one once they leave this barrier, after our zeroing.
   barrier(world());
