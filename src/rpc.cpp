@@ -1,9 +1,7 @@
 // Non-template half of RPC: reply bookkeeping, the dist_object registry and
 // messages waiting for a dist_object that is not constructed yet.
-//
-// Layering note: dist_next_key() calls MPI directly (an attribute cached on
-// the team's communicator and one MPI_Iallreduce per team); it belongs in
-// the backend and should move there.
+// (dist_next_key(), which caches ids on a team's communicator, is in
+// src/backend/mpi/team.cpp.)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -12,14 +10,12 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <mpi.h>
 
 #include "accrete/detail/backend.hpp"
 #include "accrete/detail/rpc_runtime.hpp"
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"
 #include "accrete/team.hpp"
-#include "backend/mpi/mpi_check.hpp"
 
 namespace accrete::detail {
 
@@ -109,8 +105,6 @@ struct rpc_state {
   std::unordered_map<dist_key, void*, key_hash> objects;
   std::unordered_map<dist_key, std::vector<parked_msg>, key_hash> parked;
   std::size_t parked_count = 0;
-  std::uint64_t next_team_id = 1;  // 0 is the world team
-  int keyval = MPI_KEYVAL_INVALID;
 };
 
 rpc_state& rs() {
@@ -122,17 +116,6 @@ const bool reply_handler_registered = [] {
   am_register(&rpc_reply_handler, false);
   return true;
 }();
-
-// Cached on a team's communicator: the team's id and its object counter.
-struct team_ids {
-  std::uint64_t team;
-  std::uint64_t next_object;
-};
-
-int delete_team_ids(MPI_Comm, int, void* attr, void*) {
-  delete static_cast<team_ids*>(attr);
-  return MPI_SUCCESS;
-}
 
 }  // namespace
 
@@ -158,45 +141,6 @@ void rpc_reply_handler(int source, std::span<const std::byte> payload) {
 std::size_t replies_pending() noexcept { return rs().replies.size(); }
 
 // ---- dist_object registry ------------------------------------------------------
-
-dist_key dist_next_key(const team& t) {
-  require_initialized("dist_object construction");
-  auto& s = rs();
-  MPI_Comm comm = t.mpi_comm();
-  if (comm == MPI_COMM_NULL) throw error("accrete::dist_object: the team is empty (moved-from or not a member)");
-  if (s.keyval == MPI_KEYVAL_INVALID)
-    ACCRETE_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_team_ids, &s.keyval, nullptr));
-  void* attr = nullptr;
-  int found = 0;
-  ACCRETE_MPI(MPI_Comm_get_attr(comm, s.keyval, &attr, &found));
-  team_ids* ids = found ? static_cast<team_ids*>(attr) : nullptr;
-  if (!ids) {
-    std::uint64_t id = 0;
-    if (comm != world_comm()) {
-      // Every member proposes its next unused id; the maximum is unused on
-      // all of them, and each then moves past it.
-      std::uint64_t mine = s.next_team_id;
-      MPI_Request req;
-      ACCRETE_MPI(MPI_Iallreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MAX, comm, &req));
-      unsigned spins = 0;
-      for (;;) {
-        int done = 0;
-        ACCRETE_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-        if (done) break;
-        user_progress();
-        idle_backoff(spins);
-      }
-      s.next_team_id = id + 1;
-    }
-    ids = new team_ids{id, 0};
-    int rc = MPI_Comm_set_attr(comm, s.keyval, ids);
-    if (rc != MPI_SUCCESS) {
-      delete ids;
-      mpi_failed("MPI_Comm_set_attr", rc);
-    }
-  }
-  return dist_key{ids->team, ids->next_object++};
-}
 
 void dist_add(const dist_key& k, void* obj) {
   auto& s = rs();

@@ -249,8 +249,8 @@ TEST(Collectives, AlltoallvBytesOneCallAndRounds) {
   }
   for (std::size_t limit : {std::size_t{2147483647}, std::size_t{300}, std::size_t{1}}) {
     std::vector<std::size_t> rcount, rdisp;
-    auto wait = [](MPI_Request& r) { MPI_Wait(&r, MPI_STATUS_IGNORE); };
-    auto rbuf = detail::alltoallv_bytes(world().mpi_comm(), sbuf.data(), scount, sdisp, rcount, rdisp, wait, limit);
+    auto wait = [](detail::request& r) { r.wait(); };
+    auto rbuf = detail::alltoallv_bytes(sbuf.data(), scount, sdisp, rcount, rdisp, wait, limit);
     std::int64_t bad = 0;
     for (int q = 0; q < P; ++q) {
       bad += rcount[q] != size_to(q, me);

@@ -443,10 +443,10 @@ void io_round_trip(const std::string& tag, std::size_t per_grid) {
       const std::int64_t ldw = std::max<std::int64_t>(1, lw.local_rows(wg.my_row())) + (c.src ? 3 : 0);
       const std::int64_t ldr = std::max<std::int64_t>(1, lr.local_rows(rg.my_row())) + 2;
       const auto a = make_local<T>(lw, wg, ldw);
-      accrete::write_matrix(path, MPI_COMM_WORLD, lw, wg, a.data(), ldw);
+      accrete::write_matrix(path, lw, wg, a.data(), ldw);
       expect_raw_file<T>(path, c.m, c.n);
       std::vector<T> b(static_cast<std::size_t>(std::max<std::int64_t>(1, ldr * lr.local_cols(rg.my_col()))), T(-7));
-      accrete::read_matrix(path, MPI_COMM_WORLD, lr, rg, b.data(), ldr);
+      accrete::read_matrix(path, lr, rg, b.data(), ldr);
       EXPECT_EQ(count_bad(b, lr, rg, ldr), 0) << c.m << "x" << c.n << " on " << p << " ranks";
     }
   }
@@ -461,9 +461,9 @@ TEST_F(MatrixLayout, MpiioOverwriteTruncates) {
   const std::string& path = tmp.path;
   const block_cyclic big(50, 50, 8, 8, g.rows(), g.cols()), small(6, 5, 2, 2, g.rows(), g.cols());
   const auto a = make_local<double>(big, g, std::max<std::int64_t>(1, big.local_rows(g.my_row())));
-  accrete::write_matrix(path, MPI_COMM_WORLD, big, g, a.data(), std::max<std::int64_t>(1, big.local_rows(g.my_row())));
+  accrete::write_matrix(path, big, g, a.data(), std::max<std::int64_t>(1, big.local_rows(g.my_row())));
   const auto s = make_local<double>(small, g, std::max<std::int64_t>(1, small.local_rows(g.my_row())));
-  accrete::write_matrix(path, MPI_COMM_WORLD, small, g, s.data(),
+  accrete::write_matrix(path, small, g, s.data(),
                         std::max<std::int64_t>(1, small.local_rows(g.my_row())));
   expect_raw_file<double>(path, 6, 5);
 }
@@ -475,23 +475,23 @@ TEST_F(MatrixLayout, MpiioWrongSizeThrows) {
   const block_cyclic l(12, 7, 2, 3, g.rows(), g.cols());
   const std::int64_t ld = std::max<std::int64_t>(1, l.local_rows(g.my_row()));
   const auto a = make_local<double>(l, g, ld);
-  accrete::write_matrix(path, MPI_COMM_WORLD, l, g, a.data(), ld);
+  accrete::write_matrix(path, l, g, a.data(), ld);
 
   // Same dimensions, wrong element type: 672 bytes on disk, 336 expected.
   std::vector<float> f(a.size());
-  expect_message([&] { accrete::read_matrix(path, MPI_COMM_WORLD, l, g, f.data(), ld); }, {"672", "336"});
-  EXPECT_THROW(accrete::read_matrix(path, MPI_COMM_WORLD, l, g, f.data(), ld), std::runtime_error);
+  expect_message([&] { accrete::read_matrix(path, l, g, f.data(), ld); }, {"672", "336"});
+  EXPECT_THROW(accrete::read_matrix(path, l, g, f.data(), ld), std::runtime_error);
   // Right type, wrong dimensions.
   const block_cyclic l2(12, 8, 2, 3, g.rows(), g.cols());
   const std::int64_t ld2 = std::max<std::int64_t>(1, l2.local_rows(g.my_row()));
   std::vector<double> d(static_cast<std::size_t>(ld2 * std::max<std::int64_t>(1, l2.local_cols(g.my_col()))));
-  EXPECT_THROW(accrete::read_matrix(path, MPI_COMM_WORLD, l2, g, d.data(), ld2), std::runtime_error);
+  EXPECT_THROW(accrete::read_matrix(path, l2, g, d.data(), ld2), std::runtime_error);
   // A bad lld on one rank must make every rank throw rather than hang.
   std::vector<double> r(a.size());
-  EXPECT_THROW(accrete::read_matrix(path, MPI_COMM_WORLD, l, g, r.data(), world_rank() == 0 ? 0 : ld),
+  EXPECT_THROW(accrete::read_matrix(path, l, g, r.data(), world_rank() == 0 ? 0 : ld),
                std::invalid_argument);
   // Missing file.
-  EXPECT_THROW(accrete::read_matrix(path + ".missing", MPI_COMM_WORLD, l, g, r.data(), ld), std::runtime_error);
+  EXPECT_THROW(accrete::read_matrix(path + ".missing", l, g, r.data(), ld), std::runtime_error);
 }
 
 }  // namespace

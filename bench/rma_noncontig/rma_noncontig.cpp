@@ -153,7 +153,20 @@ int main(int argc, char** argv) {
     peer = all[1 - me];
   }
   const bool local = peer.is_local();
-  MPI_Win win = ad::segment_window();
+  // The plain-MPI baseline's own window over a region like `mine`, made as
+  // accrete makes its segment window: shared memory when the peer is
+  // node-local, else MPI_Win_allocate (also under ACCRETE_NODE_SIZE=1).
+  // Displacement unit 1, locked for the run.
+  MPI_Win win = MPI_WIN_NULL;
+  {
+    void* base = nullptr;
+    const MPI_Aint bytes = MPI_Aint(region * sizeof(double));
+    if (local)
+      MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    else
+      MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+  }
   struct row {
     std::string shape, op, impl;
     double us;
@@ -192,11 +205,11 @@ int main(int argc, char** argv) {
           accrete::rget_strided<double>(peer, rstr_b, dst.data(), lstr, s.ext).wait();
       };
       auto mpi_put = [&] {
-        MPI_Put(src.data(), int(n), MPI_DOUBLE, 1, MPI_Aint(peer.offset()), 1, rt, win);
+        MPI_Put(src.data(), int(n), MPI_DOUBLE, 1, 0, 1, rt, win);
         MPI_Win_flush(1, win);
       };
       auto mpi_get = [&] {
-        MPI_Get(dst.data(), int(n), MPI_DOUBLE, 1, MPI_Aint(peer.offset()), 1, rt, win);
+        MPI_Get(dst.data(), int(n), MPI_DOUBLE, 1, 0, 1, rt, win);
         MPI_Win_flush(1, win);
       };
       struct impl {
@@ -291,6 +304,8 @@ int main(int argc, char** argv) {
     }
   }
   accrete::barrier();
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
   accrete::delete_array(mine);
   return verified ? 0 : 1;
 }

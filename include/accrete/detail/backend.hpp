@@ -1,15 +1,15 @@
 #pragma once
 // The interface between accrete's runtime and its one transport backend
-// (src/backend/mpi/). Everything above this line speaks in ranks, segment
-// offsets, completions and messages; only the backend calls MPI.
+// (src/backend/mpi/). Everything above this line speaks in world ranks,
+// segment offsets, completions, messages and opaque request handles; only
+// the backend sees MPI (this header does not include <mpi.h>, so neither
+// does any data structure built on it).
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <span>
 #include <vector>
-
-#include <mpi.h>
 
 namespace accrete::detail {
 
@@ -25,11 +25,6 @@ bool runtime_up() noexcept;
 
 int world_rank() noexcept;
 int world_size() noexcept;
-
-/// Private duplicate of the world communicator (accrete's own traffic).
-MPI_Comm world_comm() noexcept;
-/// Processes of this (possibly pretend) node.
-MPI_Comm node_comm() noexcept;
 
 /// Bytes in every process's segment (all segments have the same size).
 std::size_t segment_bytes() noexcept;
@@ -55,18 +50,6 @@ void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, co
 /// The backend holds a reference on `s` while the operation is pending.
 void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, state_base* s);
 void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, state_base* s);
-
-/// The world window over every process's segment (displacement unit 1,
-/// offsets are segment offsets), locked with MPI_Win_lock_all from init to
-/// finalize. For backend extensions (strided transfers, atomics).
-MPI_Win segment_window() noexcept;
-/// Queue `done` to run after the next flush of the segment window (for
-/// backend extensions that issue MPI_Put/MPI_Get/MPI_Accumulate on it);
-/// `rank` is the target (-1: unknown, flush all targets).
-void after_flush(completion done, int rank = -1);
-/// Track an MPI request; `done` runs at user-level progress once it
-/// completes.
-void track_request(MPI_Request r, completion done);
 
 /// Memory fence that makes direct stores into node-local segments visible
 /// to other processes before a subsequent synchronisation.
@@ -125,28 +108,66 @@ std::uint64_t am_sent_to(int rank) noexcept;
 /// Bytes of active messages sent but not yet complete, over all targets.
 std::size_t am_inflight_bytes() noexcept;
 
-// ---- collective helpers -------------------------------------------------------
+// ---- collectives over the world, for data structures ---------------------------
+// On accrete's private world communicator, indexed by world rank. Every
+// process must call them in the same order (as MPI collectives).
 
-/// Collective over `comm`: every process reports whether its own arguments
-/// were valid (`local` holds its exception, or is null). If any process
-/// failed, every process throws: the failing ones their own exception, the
-/// others accrete::collective_misuse naming the lowest failing rank of
-/// `comm` and `what`. Why: a collective constructor whose arguments are bad
-/// on some processes only must not leave the others waiting forever in its
-/// next collective step.
-void agree_on_arguments(MPI_Comm comm, std::exception_ptr local, const char* what);
+/// An outstanding non-blocking collective (an MPI request inside the
+/// backend). Move-only. A request dropped while pending (after an error)
+/// is abandoned, not waited for.
+class request {
+ public:
+  request() noexcept = default;
+  request(request&& o) noexcept;
+  request& operator=(request&& o) noexcept;
+  request(const request&) = delete;
+  request& operator=(const request&) = delete;
+  ~request() = default;
+  /// Internal progress only (no user code): true once complete.
+  bool test();
+  /// Blocks in MPI until complete, without accrete progress.
+  void wait();
+  bool pending() const noexcept { return pending_; }
+
+ private:
+  friend struct request_access;
+  alignas(8) unsigned char handle_[8] = {};  // the MPI_Request (size checked by the backend)
+  bool pending_ = false;
+};
+
+/// Starts a sum over all processes of per-rank counts: `mine` receives the
+/// sum of every process's counts[world_rank()] (MPI_Ireduce_scatter_block).
+/// `counts` (world_size() entries) and `mine` must stay valid until done.
+request world_reduce_scatter_sum(const std::uint64_t* counts, std::uint64_t* mine);
+/// Starts a barrier over all processes.
+request world_ibarrier();
+/// Blocking: every process's value, in world rank order.
+std::vector<std::int64_t> world_allgather(std::int64_t mine);
+/// Blocking: the smallest value over all processes.
+std::int64_t world_min(std::int64_t mine);
+/// Ends the whole job at once (after a diagnostic), with this exit code.
+[[noreturn]] void world_abort(int code);
+
+/// Collective over the world: every process reports whether its own
+/// arguments were valid (`local` holds its exception, or is null). If any
+/// process failed, every process throws: the failing ones their own
+/// exception, the others accrete::collective_misuse naming the lowest
+/// failing rank and `what`. Why: a collective constructor whose arguments
+/// are bad on some processes only must not leave the others waiting forever
+/// in its next collective step.
+void agree_on_arguments(std::exception_ptr local, const char* what);
 
 /// All-to-all of byte blocks of any size (MPI's counts are int): sends
-/// sbuf[sdisp[k], sdisp[k] + scount[k]) to rank k of `comm` and returns what
+/// sbuf[sdisp[k], sdisp[k] + scount[k]) to world rank k and returns what
 /// every rank sent here, concatenated in rank order, with rcount/rdisp
-/// filled in. `wait` completes an MPI request (so callers choose how to make
+/// filled in. `wait` completes a request (so callers choose how to make
 /// progress while they wait). Exchanges that fit MPI's int counts go in one
 /// MPI_Ialltoallv; larger ones in rounds of at most 1 GiB per rank.
 /// `int_limit` is the largest count taken as fitting (tests lower it to
 /// exercise the rounds with small data).
-std::vector<std::byte> alltoallv_bytes(MPI_Comm comm, const std::byte* sbuf, const std::vector<std::size_t>& scount,
+std::vector<std::byte> alltoallv_bytes(const std::byte* sbuf, const std::vector<std::size_t>& scount,
                                        const std::vector<std::size_t>& sdisp, std::vector<std::size_t>& rcount,
-                                       std::vector<std::size_t>& rdisp, const std::function<void(MPI_Request&)>& wait,
+                                       std::vector<std::size_t>& rdisp, const std::function<void(request&)>& wait,
                                        std::size_t int_limit = 2147483647);
 
 // ---- shared blocks ------------------------------------------------------------
@@ -160,6 +181,8 @@ class shared_block {
  public:
   shared_block() = default;
   /// Collective over world: every process contributes `bytes` (may differ).
+  /// Its slices are also reachable by one-sided reads from every process
+  /// (one window over the world, open for the block's lifetime).
   explicit shared_block(std::size_t bytes);
   shared_block(const shared_block&) = delete;
   shared_block& operator=(const shared_block&) = delete;
@@ -171,9 +194,6 @@ class shared_block {
   std::size_t local_bytes() const noexcept { return bytes_; }
   /// A node peer's slice (nullptr if `rank` is not node-local).
   std::byte* peer(int rank) const noexcept;
-  /// Window over all slices on the world communicator (MPI RMA, accumulate);
-  /// kept open with MPI_Win_lock_all for the block's lifetime.
-  MPI_Win world_window() const noexcept { return world_win_; }
   /// Blocking read of `bytes` at `offset` of `rank`'s slice: direct copy if
   /// node-local, else MPI_Get + flush.
   void read(int rank, std::size_t offset, void* dst, std::size_t bytes) const;
@@ -189,11 +209,10 @@ class shared_block {
 
  private:
   void release() noexcept;
+  struct windows;  // the MPI windows (src/backend/mpi/windows.cpp)
   std::byte* local_ = nullptr;
   std::size_t bytes_ = 0;
-  MPI_Win node_win_ = MPI_WIN_NULL;
-  MPI_Win world_win_ = MPI_WIN_NULL;
-  bool world_is_node_ = false;
+  windows* wins_ = nullptr;
   std::byte** peers_ = nullptr;  // indexed by world rank; nullptr if remote
 };
 

@@ -7,12 +7,7 @@
 // from init to finalize. No private window is ever created.
 #include <cstdint>
 
-#include <mpi.h>
-
 namespace accrete::detail {
-
-/// The world window over all segments, opened with MPI_Win_lock_all.
-MPI_Win segment_window() noexcept;
 
 enum class atomic_type : std::uint8_t { i32, i64, u32, u64, f32, f64 };
 enum class atomic_op : std::uint8_t { no_op, replace, sum, min, max, band, bor, bxor };

@@ -12,27 +12,25 @@
 #include <accrete/matrix/block_cyclic.hpp>
 #include <accrete/matrix/process_grid.hpp>
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <string>
 
 namespace accrete {
 
 /// Writes the distributed matrix to `path` (created or truncated to exactly
-/// m * n * sizeof(T) bytes). Collective over `comm`, which must contain the
-/// same processes as grid.comm(). `local` is this process's piece in
+/// m * n * sizeof(T) bytes). Collective over grid.comm(); does not need
+/// the accrete runtime (plain MPI programs may use it). `local` is this process's piece in
 /// ScaLAPACK layout: local_rows(my_row) x local_cols(my_col), column-major,
 /// leading dimension `lld` >= max(1, local rows). When this returns the file
 /// is complete and closed on all ranks.
 ///
-/// Throws std::invalid_argument (on every rank) if the arguments disagree
-/// (sizes, grid dimensions, lld on any rank) or a dimension exceeds what
+/// Throws std::invalid_argument (on every rank) if the arguments are bad on
+/// any rank (grid dimensions, lld) or a dimension exceeds what
 /// MPI's int-based datatypes can describe, and std::runtime_error if MPI-IO
 /// fails.
-void write_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                   const double* local, std::int64_t lld);
-void write_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                   const float* local, std::int64_t lld);
 
 /// Reads a file written by write_matrix (or any raw column-major m x n
@@ -40,9 +38,9 @@ void write_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& la
 /// collectivity as write_matrix. The layout of the reader need not match the
 /// writer's. Throws std::runtime_error, naming the expected and actual byte
 /// counts, if the file size is not m * n * sizeof(T).
-void read_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                  double* local, std::int64_t lld);
-void read_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                  float* local, std::int64_t lld);
 
 }  // namespace accrete

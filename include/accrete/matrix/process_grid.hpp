@@ -1,5 +1,7 @@
 // accrete/matrix/process_grid.hpp -- a 2-D process grid over an MPI
-// communicator, with an optional (lazily created) BLACS context.
+// communicator, with an optional (lazily created) BLACS context. One of the
+// two public headers whose purpose is MPI interop (with team.hpp); the MPI
+// and BLACS calls are in src/backend/mpi/process_grid.cpp.
 #pragma once
 
 #include <mpi.h>
@@ -9,8 +11,7 @@
 #include <string>
 
 // BLACS C interface. Debian ships no header for it; the symbols live in
-// libscalapack-openmpi / libscalapack-mpich. Only process_grid::blacs_context()
-// references them, so code that never calls it need not link ScaLAPACK.
+// libscalapack-openmpi / libscalapack-mpich, which libaccrete links.
 extern "C" {
 int Csys2blacs_handle(MPI_Comm comm);
 void Cfree_blacs_system_handle(int handle);
@@ -52,21 +53,7 @@ class process_grid {
 
   /// An explicit pr x pc grid. Throws std::invalid_argument unless
   /// pr * pc equals the size of comm.
-  process_grid(MPI_Comm comm, int pr, int pc, grid_order order = grid_order::row_major)
-      : comm_(comm), order_(order), state_(std::make_shared<blacs_state>()) {
-    const int size = comm_size(comm);
-    if (pr <= 0 || pc <= 0 || static_cast<long long>(pr) * pc != size) {
-      throw std::invalid_argument("accrete::process_grid: pr (" + std::to_string(pr) + ") * pc (" + std::to_string(pc) +
-                                  ") must equal the communicator size (" + std::to_string(size) + ")");
-    }
-    rows_ = pr;
-    cols_ = pc;
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-    const grid_coords me = coords_of(rank);
-    my_row_ = me.row;
-    my_col_ = me.col;
-  }
+  process_grid(MPI_Comm comm, int pr, int pc, grid_order order = grid_order::row_major);
 
   int rows() const noexcept { return rows_; }
   int cols() const noexcept { return cols_; }
@@ -94,30 +81,7 @@ class process_grid {
   /// The BLACS context of this grid, created on first use. The first call is
   /// collective over comm() (every rank must make it); later calls are local.
   /// Not thread-safe. Requires linking ScaLAPACK/BLACS.
-  int blacs_context() const {
-    if (!state_->created) {
-      const int handle = Csys2blacs_handle(comm_);
-      int ctx = handle;
-      Cblacs_gridinit(&ctx, order_ == grid_order::row_major ? "Row" : "Col", rows_, cols_);
-      // BLACS has built its own communicators from the handle by now, and
-      // Csys2blacs_handle returns the same handle for every grid on this
-      // comm, so keeping it until destruction would free it twice.
-      Cfree_blacs_system_handle(handle);
-      int nprow = -1, npcol = -1, myrow = -1, mycol = -1;
-      Cblacs_gridinfo(ctx, &nprow, &npcol, &myrow, &mycol);
-      if (nprow != rows_ || npcol != cols_ || myrow != my_row_ || mycol != my_col_) {
-        Cblacs_gridexit(ctx);
-        throw std::runtime_error("accrete::process_grid: BLACS placed this process at (" + std::to_string(myrow) + "," +
-                                 std::to_string(mycol) + ") of a " + std::to_string(nprow) + "x" +
-                                 std::to_string(npcol) + " grid, expected (" + std::to_string(my_row_) + "," +
-                                 std::to_string(my_col_) + ")");
-      }
-      state_->context = ctx;
-      state_->release = [](int c) { Cblacs_gridexit(c); };
-      state_->created = true;
-    }
-    return state_->context;
-  }
+  int blacs_context() const;
 
  private:
   // Held behind a shared_ptr so copies made before the first blacs_context()
@@ -136,11 +100,7 @@ class process_grid {
     }
   };
 
-  static int comm_size(MPI_Comm comm) {
-    int size = 0;
-    MPI_Comm_size(comm, &size);
-    return size;
-  }
+  static int comm_size(MPI_Comm comm);
 
   static int default_rows(int p) {
     int best = 1;

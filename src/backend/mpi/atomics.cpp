@@ -7,7 +7,7 @@
 #include "accrete/detail/backend.hpp"
 #include "accrete/detail/backend_atomics.hpp"
 #include "accrete/error.hpp"
-#include "backend/mpi/mpi_check.hpp"
+#include "backend/mpi/state.hpp"
 
 namespace accrete::detail {
 namespace {

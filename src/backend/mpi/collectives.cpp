@@ -14,7 +14,7 @@
 #include "accrete/detail/backend.hpp"
 #include "accrete/error.hpp"
 #include "accrete/promise.hpp"
-#include "backend/mpi/mpi_check.hpp"
+#include "backend/mpi/state.hpp"
 
 namespace accrete {
 namespace detail {
@@ -321,82 +321,3 @@ future<> barrier_async(const team& t) {
 }
 
 }  // namespace accrete
-
-// ---- helpers for collective data structures ------------------------------------
-
-namespace accrete::detail {
-
-void agree_on_arguments(MPI_Comm comm, std::exception_ptr local, const char* what) {
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
-  int mine = local ? me : INT_MAX, first = INT_MAX;
-  ACCRETE_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == INT_MAX) return;
-  if (local) std::rethrow_exception(local);
-  throw collective_misuse(std::string("accrete::") + what + ": the arguments were rejected on rank " +
-                          std::to_string(first) + " (see its exception); every process gives up together");
-}
-
-std::vector<std::byte> alltoallv_bytes(MPI_Comm comm, const std::byte* sbuf, const std::vector<std::size_t>& scount,
-                                       const std::vector<std::size_t>& sdisp, std::vector<std::size_t>& rcount,
-                                       std::vector<std::size_t>& rdisp, const std::function<void(MPI_Request&)>& wait,
-                                       std::size_t int_limit) {
-  int_limit = std::min<std::size_t>(int_limit, INT_MAX);
-  int np = 0;
-  MPI_Comm_size(comm, &np);
-  static_assert(sizeof(std::size_t) == sizeof(std::uint64_t));
-  rcount.assign(std::size_t(np), 0);
-  ACCRETE_MPI(MPI_Alltoall(scount.data(), 1, MPI_UINT64_T, rcount.data(), 1, MPI_UINT64_T, comm));
-  rdisp.assign(std::size_t(np) + 1, 0);
-  for (int k = 0; k < np; ++k) rdisp[k + 1] = rdisp[k] + rcount[k];
-  std::vector<std::byte> rbuf(rdisp[np]);
-  // Largest per-pair block anywhere decides the number of rounds, so that
-  // every process runs the same sequence of collectives.
-  // [0]: largest block of one pair; [1]: largest displacement end.
-  std::uint64_t big[2] = {0, 0}, all_big[2];
-  for (int k = 0; k < np; ++k) {
-    big[0] = std::max<std::uint64_t>({big[0], scount[k], rcount[k]});
-    big[1] = std::max<std::uint64_t>({big[1], sdisp[k] + scount[k], rdisp[k + 1]});
-  }
-  ACCRETE_MPI(MPI_Allreduce(big, all_big, 2, MPI_UINT64_T, MPI_MAX, comm));
-  std::vector<int> sc(np), sd(np), rc(np), rd(np);
-  if (all_big[0] <= int_limit && all_big[1] <= int_limit) {
-    for (int k = 0; k < np; ++k) {
-      sc[k] = int(scount[k]), sd[k] = int(sdisp[k]);
-      rc[k] = int(rcount[k]), rd[k] = int(rdisp[k]);
-    }
-    MPI_Request r;
-    ACCRETE_MPI(MPI_Ialltoallv(sbuf, sc.data(), sd.data(), MPI_BYTE, rbuf.data(), rc.data(), rd.data(), MPI_BYTE,
-                               comm, &r));
-    wait(r);
-    return rbuf;
-  }
-  // Rounds: each moves at most `piece` bytes per pair, staged through
-  // buffers of at most np * piece bytes (int displacements).
-  const std::size_t piece = std::max<std::size_t>(1, int_limit / std::size_t(np) / 2);
-  const std::uint64_t rounds = (all_big[0] + piece - 1) / piece;
-  std::vector<std::byte> stage_s, stage_r;
-  for (std::uint64_t t = 0; t < rounds; ++t) {
-    const std::size_t lo = std::size_t(t) * piece;
-    int sat = 0, rat = 0;
-    for (int k = 0; k < np; ++k) {
-      sc[k] = int(scount[k] > lo ? std::min(piece, scount[k] - lo) : 0);
-      rc[k] = int(rcount[k] > lo ? std::min(piece, rcount[k] - lo) : 0);
-      sd[k] = sat, rd[k] = rat;
-      sat += sc[k], rat += rc[k];
-    }
-    stage_s.resize(std::size_t(sat));
-    stage_r.resize(std::size_t(rat));
-    for (int k = 0; k < np; ++k)
-      if (sc[k]) std::memcpy(stage_s.data() + sd[k], sbuf + sdisp[k] + lo, std::size_t(sc[k]));
-    MPI_Request r;
-    ACCRETE_MPI(MPI_Ialltoallv(stage_s.data(), sc.data(), sd.data(), MPI_BYTE, stage_r.data(), rc.data(), rd.data(),
-                               MPI_BYTE, comm, &r));
-    wait(r);
-    for (int k = 0; k < np; ++k)
-      if (rc[k]) std::memcpy(rbuf.data() + rdisp[k] + lo, stage_r.data() + rd[k], std::size_t(rc[k]));
-  }
-  return rbuf;
-}
-
-}  // namespace accrete::detail

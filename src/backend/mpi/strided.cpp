@@ -12,7 +12,7 @@
 
 #include "accrete/detail/strided_backend.hpp"
 #include "accrete/error.hpp"
-#include "backend/mpi/mpi_check.hpp"
+#include "backend/mpi/state.hpp"
 
 namespace accrete::detail {
 namespace {

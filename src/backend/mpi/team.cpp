@@ -7,8 +7,10 @@
 
 #include "accrete/collectives.hpp"
 #include "accrete/detail/backend.hpp"
+#include "accrete/detail/rpc_runtime.hpp"
+#include "accrete/error.hpp"
 #include "accrete/progress.hpp"
-#include "backend/mpi/mpi_check.hpp"
+#include "backend/mpi/state.hpp"
 
 namespace accrete {
 namespace {
@@ -126,5 +128,67 @@ void barrier(const team& t) {
   }
   detail::memory_sync();
 }
+
+// ---- dist_object ids -----------------------------------------------------------------
+// A dist_object is named by (team id, object number). Both are cached on
+// the team's communicator, so every team (and copy) of the same processes
+// agrees without messages.
+
+namespace detail {
+namespace {
+// Cached on a team's communicator: the team's id and its object counter.
+struct team_ids {
+  std::uint64_t team;
+  std::uint64_t next_object;
+};
+
+int delete_team_ids(MPI_Comm, int, void* attr, void*) {
+  delete static_cast<team_ids*>(attr);
+  return MPI_SUCCESS;
+}
+
+std::uint64_t next_team_id = 1;  // 0 is the world team
+int team_keyval = MPI_KEYVAL_INVALID;
+}  // namespace
+
+dist_key dist_next_key(const team& t) {
+  require_initialized("dist_object construction");
+    MPI_Comm comm = t.mpi_comm();
+  if (comm == MPI_COMM_NULL) throw error("accrete::dist_object: the team is empty (moved-from or not a member)");
+  if (team_keyval == MPI_KEYVAL_INVALID)
+    ACCRETE_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_team_ids, &team_keyval, nullptr));
+  void* attr = nullptr;
+  int found = 0;
+  ACCRETE_MPI(MPI_Comm_get_attr(comm, team_keyval, &attr, &found));
+  team_ids* ids = found ? static_cast<team_ids*>(attr) : nullptr;
+  if (!ids) {
+    std::uint64_t id = 0;
+    if (comm != world_comm()) {
+      // Every member proposes its next unused id; the maximum is unused on
+      // all of them, and each then moves past it.
+      std::uint64_t mine = next_team_id;
+      MPI_Request req;
+      ACCRETE_MPI(MPI_Iallreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MAX, comm, &req));
+      unsigned spins = 0;
+      for (;;) {
+        int done = 0;
+        ACCRETE_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+        if (done) break;
+        user_progress();
+        idle_backoff(spins);
+      }
+      next_team_id = id + 1;
+    }
+    ids = new team_ids{id, 0};
+    int rc = MPI_Comm_set_attr(comm, team_keyval, ids);
+    if (rc != MPI_SUCCESS) {
+      delete ids;
+      mpi_failed("MPI_Comm_set_attr", rc);
+    }
+  }
+  return dist_key{ids->team, ids->next_object++};
+}
+
+}  // namespace detail
 
 }  // namespace accrete

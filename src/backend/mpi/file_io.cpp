@@ -1,4 +1,6 @@
-#include <accrete/matrix/mpiio.hpp>
+// Collective MPI-IO of block-cyclic matrices (include/accrete/matrix/mpiio.hpp):
+// a darray file view and a strided memory type, one collective call each way.
+#include "accrete/matrix/mpiio.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -45,15 +47,11 @@ struct plan {
   int darray_rank = 0;
 };
 
-plan make_plan(const char* fn, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid, std::int64_t lld) {
+plan make_plan(const char* fn, const block_cyclic& layout, const process_grid& grid, std::int64_t lld) {
+  const MPI_Comm comm = grid.comm();
   std::string error;
   plan p;
-  int comm_size = 0;
-  MPI_Comm_size(comm, &comm_size);
-  if (comm_size != grid.size()) {
-    error =
-        "communicator size " + std::to_string(comm_size) + " differs from the grid size " + std::to_string(grid.size());
-  } else if (layout.grid_rows() != grid.rows() || layout.grid_cols() != grid.cols()) {
+  if (layout.grid_rows() != grid.rows() || layout.grid_cols() != grid.cols()) {
     error = "layout is for a " + std::to_string(layout.grid_rows()) + "x" + std::to_string(layout.grid_cols()) +
             " grid but the process grid is " + std::to_string(grid.rows()) + "x" + std::to_string(grid.cols());
   } else if (layout.rows() > int_max || layout.cols() > int_max) {
@@ -125,9 +123,10 @@ void build_types(io_session& s, const plan& p, const block_cyclic& layout, const
 }
 
 template <class T>
-void write_impl(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void write_impl(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                 const T* local, std::int64_t lld) {
-  const plan p = make_plan("write_matrix", comm, layout, grid, lld);
+  const MPI_Comm comm = grid.comm();
+  const plan p = make_plan("write_matrix", layout, grid, lld);
   const MPI_Offset bytes = static_cast<MPI_Offset>(p.m) * p.n * static_cast<MPI_Offset>(sizeof(T));
   {
     io_session s;
@@ -152,9 +151,10 @@ void write_impl(const std::string& path, MPI_Comm comm, const block_cyclic& layo
 }
 
 template <class T>
-void read_impl(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid, T* local,
+void read_impl(const std::string& path, const block_cyclic& layout, const process_grid& grid, T* local,
                std::int64_t lld) {
-  const plan p = make_plan("read_matrix", comm, layout, grid, lld);
+  const MPI_Comm comm = grid.comm();
+  const plan p = make_plan("read_matrix", layout, grid, lld);
   const MPI_Offset expected = static_cast<MPI_Offset>(p.m) * p.n * static_cast<MPI_Offset>(sizeof(T));
   io_session s;
   check_mpi(MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &s.fh), "read_matrix: MPI_File_open",
@@ -178,21 +178,21 @@ void read_impl(const std::string& path, MPI_Comm comm, const block_cyclic& layou
 
 }  // namespace
 
-void write_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                   const double* local, std::int64_t lld) {
-  write_impl(path, comm, layout, grid, local, lld);
+  write_impl(path, layout, grid, local, lld);
 }
-void write_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                   const float* local, std::int64_t lld) {
-  write_impl(path, comm, layout, grid, local, lld);
+  write_impl(path, layout, grid, local, lld);
 }
-void read_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                  double* local, std::int64_t lld) {
-  read_impl(path, comm, layout, grid, local, lld);
+  read_impl(path, layout, grid, local, lld);
 }
-void read_matrix(const std::string& path, MPI_Comm comm, const block_cyclic& layout, const process_grid& grid,
+void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                  float* local, std::int64_t lld) {
-  read_impl(path, comm, layout, grid, local, lld);
+  read_impl(path, layout, grid, local, lld);
 }
 
 }  // namespace accrete

@@ -1,0 +1,187 @@
+#pragma once
+// The assembly engine: everything a data structure needs to accumulate
+// asynchronous indexed updates into parts owned by other processes, and to
+// end a round with a collective commit. convergent_matrix is a thin typed
+// layer over it (and dist_array's accumulate will be another).
+//
+// The rooms (src/assembly/, map in src/README.md):
+//   engine.cpp    construction, the message handler, rounds and commit
+//   storage.cpp   the parts' shared headers: stripe locks, open round, epoch
+//   binning.cpp   owner binning and validation of an update's indices
+//   exchange.cpp  the strategies (packets, alltoall) and coalescing buffers
+//   kernels.hpp   the typed loops: direct stores, packing, receive-side apply
+// Internal: nothing here is public API.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "accrete/assembly.hpp"
+#include "accrete/detail/backend.hpp"
+
+namespace accrete::detail {
+
+struct packet_view;  // packet_format.hpp
+class exchange;      // src/assembly/exchange.hpp
+
+/// Block-cyclic map of one dimension: global index -> (owning part along
+/// this dimension, local index in that part).
+struct axis_map {
+  std::int64_t block = 1;  // block size
+  int parts = 1;           // processes along this dimension
+  int src = 0;             // part that owns the first block
+  int owner(std::int64_t i) const noexcept { return int(((i / block) + src) % parts); }
+  std::int32_t local(std::int64_t i) const noexcept {
+    return std::int32_t((i / (block * std::int64_t(parts))) * block + i % block);
+  }
+};
+
+/// What a data structure tells the engine about its distributed storage.
+/// Checked (and agreed on by every process) before the engine is built.
+struct assembly_shape {
+  const char* name = "accrete::assembly";  // prefix of error messages
+  std::int64_t rows = 0, cols = 0;          // global extent
+  axis_map row_map, col_map;
+  int my_part = 0;  // this process's part: row part * col_map.parts + column part
+  std::int64_t lrows = 0, lcols = 0, lld = 0;  // this process's part, column-major
+  std::size_t elem_size = 0;
+  std::size_t storage_bytes = 0;  // header_bytes + lld * lcols * elem_size, overflow-checked
+  update_strategy strategy = update_strategy::packets;
+  std::size_t buffer_cap = 0, coalesce_bytes = 0;
+  std::uint64_t seed = 0;
+};
+
+class assembly_engine {
+ public:
+  /// Adds one received packet to this process's part (the typed kernel).
+  using apply_kernel = void (*)(assembly_engine&, const packet_view&);
+  /// Bytes in front of each part: stripe locks, the epoch and open-round words.
+  static constexpr std::int64_t nlocks = 64;
+  static constexpr std::size_t header_bytes = 64 * nlocks + 64;
+
+  /// Collective over the world (every process is a part owner).
+  assembly_engine(const assembly_shape& shape, apply_kernel apply);
+  assembly_engine(const assembly_engine&) = delete;
+  assembly_engine& operator=(const assembly_engine&) = delete;
+  /// Collective (a barrier: peers may still be reading or applying).
+  ~assembly_engine();
+
+  /// Throws unless the runtime is up and this engine is alive.
+  void require_usable(const char* what) const;
+  std::byte* local_bytes(const char* what) const;
+  /// This process's storage, unchecked (for the kernels).
+  std::byte* storage() const noexcept { return block_.local() + header_bytes; }
+  /// Checks an update's indices and block; throws naming the bad value.
+  void validate(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, std::int64_t ld,
+                matrix_layout lay, const void* block) const;
+  /// A[rows[i], cols[j]] += block(i, j) (src/assembly/kernels.hpp;
+  /// instantiated by the typed layers for their element types).
+  template <class T>
+  void update(const T* block, std::int64_t ld, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
+              matrix_layout lay);
+
+  void commit();
+  void reopen();
+  void reset();
+  assembly_stats stats() const;
+  void reset_stats();
+  /// Commits completed by this process (the round its updates belong to).
+  std::uint64_t round() const noexcept { return round_.load(std::memory_order_relaxed); }
+  std::size_t buffer_cap() const noexcept { return shape_.buffer_cap; }
+  std::size_t held_messages() const;
+
+  /// Reads `bytes` at element offset (li, lj) of `part`'s storage.
+  void read(int part, std::int64_t li, std::int64_t lj, void* dst, std::size_t bytes) const;
+  /// World rank that owns a part, and that part's leading dimension.
+  int world_of(int part) const noexcept { return world_of_[part]; }
+  std::int64_t lld_of(int part) const noexcept { return lld_of_[part]; }
+  const assembly_shape& shape() const noexcept { return shape_; }
+
+  // ---- for the kernels and strategies (src/assembly/) ------------------------------
+  // One thread's binning of an update's row and column lists by owner.
+  struct binned {
+    std::vector<std::int32_t> row_start, col_start;  // per row/column part: start in lists below
+    std::vector<std::int32_t> row_pos, row_loc;      // position in update, local index on owner
+    std::vector<std::int32_t> col_pos, col_loc;
+    std::vector<int> targets;  // parts with work, in visit order
+  };
+  void bin(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, binned& b);
+  // A part's storage, if node-local and open for round `r`.
+  std::byte* direct_target(int part, std::uint64_t r) const noexcept;
+  // Calls cols(begin, end) for runs of columns sharing a stripe, each under
+  // that stripe's lock (src/assembly/kernels.hpp).
+  template <class F>
+  void with_stripes(int part, const std::int32_t* lcol, std::int32_t nc, F&& cols);
+  // Largest packet (bytes) one message may carry; bigger ones are split.
+  std::size_t max_packet_bytes() const noexcept;
+  // Space for one packet in the coalescing buffer of `part` (lock held).
+  std::byte* packet_slot(int part, std::size_t bytes);
+  std::mutex& lock() const noexcept;
+  exchange& strategy() const noexcept { return *exchange_; }
+
+ private:
+  friend class packets_exchange;
+  friend class alltoall_exchange;
+
+  std::int64_t stripe_of(std::int32_t lcol) const noexcept { return (lcol / shape_.col_map.block) % nlocks; }
+  void lock_stripe(int part, std::int64_t stripe) const noexcept;
+  bool try_lock_stripe(int part, std::int64_t stripe) const noexcept;
+  void unlock_stripe(int part, std::int64_t stripe) const noexcept;
+  void flush_target(int part);
+  void wait_for_room(std::size_t bytes);
+  void apply_packets(std::span<const std::byte> packets);
+  static void on_message(int source, std::span<const std::byte> payload);
+  // Applies (or holds, if it belongs to a round not open here) one message.
+  void receive(int source, std::uint32_t round, std::span<const std::byte> packets);
+  void reopen_locked();
+  void publish_open() noexcept;
+  // Waits for a collective, making user-level progress (callbacks may
+  // update), aborting after ACCRETE_COMMIT_TIMEOUT.
+  void wait(request& r, double start, const char* what);
+  void check_timeout(double start, const char* what);
+  std::uint64_t& epoch() const noexcept;
+  std::uint64_t& open_word(int part) const noexcept;
+
+  assembly_shape shape_;
+  apply_kernel apply_;
+  std::unique_ptr<exchange> exchange_;
+  std::vector<int> world_of_;         // part -> world rank
+  std::vector<std::int64_t> lld_of_;  // part -> its leading dimension
+  shared_block block_;
+  std::uint32_t id_ = 0;
+  // Rounds (docs/semantics.md): round_ counts the commits this process has
+  // completed; its updates belong to round round_. open_ is the newest
+  // round whose contributions may land in local storage: it lags round_
+  // from the end of a commit until reopen() (explicit, or implied by the
+  // next commit or reset), so the committed values stay put while this
+  // process reads them. round_ is atomic only so that updating threads may
+  // read it without the lock (commit does not run concurrently with them).
+  std::atomic<std::uint64_t> round_{0};
+  std::uint64_t open_ = 0;
+  std::uint64_t alive_ = 0;
+  bool in_commit_ = false;
+  // Messages that arrive during the destructor's barrier are held, never
+  // applied.
+  bool active_ = false;
+  struct held_message {
+    int source;
+    std::uint32_t round;
+    std::vector<std::byte> packets;
+  };
+  std::vector<held_message> held_;
+
+  // Shared by updating threads (guarded by lock() unless noted).
+  std::vector<std::vector<std::byte>> outbox_;  // per part coalescing buffers
+  std::atomic<std::size_t> buffered_{0};        // bytes in outboxes (read without the lock)
+  std::vector<std::uint64_t> sent_msgs_;        // per world rank, this round
+  std::uint64_t received_ = 0;                  // messages of round open_ applied
+  std::uint64_t updates_since_commit_ = 0;
+  assembly_stats stats_;
+  std::atomic<std::uint64_t> rng_;
+};
+
+}  // namespace accrete::detail

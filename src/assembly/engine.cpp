@@ -1,0 +1,300 @@
+// The assembly engine's life and rounds: construction, the message handler
+// and early or next-round messages, reopen, commit and reset.
+//
+// A message of the round after the receiver's open one (a fast sender, or
+// an update issued during a commit) is held, not applied, until the
+// receiver opens that round, so the committed values stay put while their
+// owner reads them (docs/semantics.md, "Rounds"). Node-local origins store
+// directly only into parts open for their round (storage.cpp); for a part
+// still closed they send a message like a remote origin would.
+//
+// Locking: one lock (lock()) guards the outboxes, counters and stats and
+// serialises backend calls. It is never held while user-level progress
+// runs callbacks, because those may call update() (re-entrant progress);
+// commit() takes it only around its own steps.
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "accrete/collectives.hpp"
+#include "accrete/detail/env.hpp"
+#include "accrete/detail/packet_format.hpp"
+#include "accrete/error.hpp"
+#include "accrete/progress.hpp"
+#include "assembly/common.hpp"
+#include "assembly/exchange.hpp"
+
+namespace accrete::detail {
+namespace {
+
+constexpr std::uint64_t alive_magic = 0xacc7e7eULL;
+
+std::unordered_map<std::uint32_t, assembly_engine*>& registry() {
+  static std::unordered_map<std::uint32_t, assembly_engine*> r;
+  return r;
+}
+std::uint32_t next_id = 0;
+
+// One lock for all engines of the process: it guards each engine's
+// outboxes, counters and stats, and serialises every backend call, so that
+// threads updating different structures never enter the (single-threaded)
+// backend together.
+std::mutex& engine_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+std::mutex& assembly_engine::lock() const noexcept { return engine_mutex(); }
+
+assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply)
+    : shape_(shape), apply_(apply), exchange_(make_exchange(shape.strategy)) {
+  const int np = world_size();
+  // Part -> world rank, and every part's leading dimension (origins write
+  // into node peers' storage).
+  const auto parts = world_allgather(shape_.my_part);
+  const auto llds = world_allgather(shape_.lld);
+  const auto sizes = world_allgather(std::int64_t(shape_.storage_bytes));
+  world_of_.assign(np, -1);
+  for (int w = 0; w < np; ++w) {
+    if (parts[w] < 0 || parts[w] >= np || world_of_[parts[w]] != -1)
+      throw error(std::string(shape_.name) + ": part numbers do not cover every process once");  // same everywhere
+    world_of_[parts[w]] = w;
+  }
+  lld_of_.resize(np);
+  for (int p = 0; p < np; ++p) lld_of_[p] = llds[world_of_[p]];
+
+  block_ = shared_block(shape_.storage_bytes);
+  std::memset(block_.local(), 0, block_.local_bytes());
+  barrier(world());
+  // Map node peers' storage into this process now (one read per page), so
+  // the first updates do not pay the page-table faults.
+  volatile std::byte sink{};
+  for (int w = 0; w < np; ++w)
+    if (std::byte* base = block_.peer(w); base && w != world_rank())
+      for (std::size_t off = 0; off < std::size_t(sizes[w]); off += 4096) sink = base[off];
+  (void)sink;
+  outbox_.resize(np);
+  sent_msgs_.assign(np, 0);
+  std::uint64_t seed = shape_.seed ^ (std::uint64_t(world_rank()) * 0x9e3779b97f4a7c15ULL);
+  rng_ = splitmix(seed);
+  static bool registered = [] {
+    am_register(&assembly_engine::on_message, true);
+    return true;
+  }();
+  (void)registered;
+  // Ids follow collective construction order, identical on every process.
+  id_ = next_id++;
+  registry()[id_] = this;
+  alive_ = alive_magic;
+  active_ = true;
+  barrier(world());  // nobody sends before every instance exists and is zeroed
+}
+
+assembly_engine::~assembly_engine() {
+  alive_ = 0;
+  active_ = false;
+  if (runtime_up()) {
+    // Peers may still be applying our last packets into their parts or
+    // reading ours; a barrier makes release of the windows safe.
+    try {
+      barrier(world());
+    } catch (...) {
+    }
+  }
+  registry().erase(id_);
+}
+
+void assembly_engine::require_usable(const char* what) const {
+  if (!runtime_up())
+    throw not_initialized(std::string(shape_.name) + "::" + what +
+                          ": the runtime is not initialized (or already finalized)");
+  if (alive_ != alive_magic) throw error(std::string(shape_.name) + "::" + what + ": the matrix has been destroyed");
+}
+
+std::byte* assembly_engine::local_bytes(const char* what) const {
+  require_usable(what);
+  return block_.local() + header_bytes;
+}
+
+// ---- messages ---------------------------------------------------------------------------
+
+void assembly_engine::on_message(int source, std::span<const std::byte> payload) {
+  std::uint32_t hdr[2];
+  if (payload.size() < sizeof hdr)
+    throw error("accrete::convergent_matrix: truncated message from rank " + std::to_string(source));
+  std::memcpy(hdr, payload.data(), sizeof hdr);
+  auto it = registry().find(hdr[0]);
+  if (it == registry().end())
+    throw error("accrete::convergent_matrix: message from rank " + std::to_string(source) + " for unknown matrix id " +
+                std::to_string(hdr[0]));
+  assembly_engine& m = *it->second;
+  if (m.alive_ != alive_magic)
+    throw error(std::string(m.shape_.name) + ": update from rank " + std::to_string(source) +
+                " arrived after the matrix was destroyed (updates after the last commit?)");
+  m.receive(source, hdr[1], payload.subspan(sizeof hdr));
+}
+
+void assembly_engine::receive(int source, std::uint32_t round, std::span<const std::byte> packets) {
+  const std::uint32_t open = std::uint32_t(open_);
+  if (active_ && round == open) {
+    {
+      scope_timer t{stats_.t_apply};
+      apply_packets(packets);
+    }
+    ++received_;
+    return;
+  }
+  // A sender can be at most one round ahead: it cannot finish a commit
+  // this process has not entered.
+  if (round != open && round != open + 1)
+    throw error(std::string(shape_.name) + ": message of round " + std::to_string(round) + " from rank " +
+                std::to_string(source) + " arrived in round " + std::to_string(open) + " (corrupt message?)");
+  held_.push_back({source, round, std::vector<std::byte>(packets.begin(), packets.end())});
+}
+
+void assembly_engine::apply_packets(std::span<const std::byte> p) {
+  stats_.packets_received += for_each_packet(p, shape_.elem_size, shape_.lrows, shape_.lcols,
+                                             [&](const packet_view& v) { apply_(*this, v); });
+}
+
+std::size_t assembly_engine::held_messages() const {
+  std::lock_guard<std::mutex> g(lock());
+  return held_.size();
+}
+
+// ---- rounds -----------------------------------------------------------------------------
+
+void assembly_engine::reopen_locked() {
+  open_ = round_.load(std::memory_order_relaxed);
+  publish_open();
+  if (!active_ || held_.empty()) return;
+  auto held = std::move(held_);
+  held_.clear();
+  for (auto& h : held) receive(h.source, h.round, h.packets);
+}
+
+void assembly_engine::reopen() {
+  require_usable("reopen");
+  if (in_commit_) return;  // a commit opens its own round when it starts
+  std::lock_guard<std::mutex> g(lock());
+  if (open_ != round_) reopen_locked();
+}
+
+void assembly_engine::check_timeout(double start, const char* what) {
+  static const double limit = env_seconds("ACCRETE_COMMIT_TIMEOUT").value_or(0.0);
+  if (limit <= 0 || now() - start < limit) return;
+  // Name the processes that have not entered this commit. Node peers'
+  // epochs are read from shared memory; a remote peer that does not answer
+  // an RMA read within a second is not making MPI progress, so it cannot be
+  // waiting in this commit either.
+  std::string missing, silent;
+  const std::uint64_t mine = epoch();
+  for (int w = 0; w < world_size(); ++w) {
+    std::uint64_t e = 0;
+    if (!block_.try_read(w, header_bytes - 64, &e, sizeof e, 1.0))
+      silent += (silent.empty() ? "" : ", ") + std::to_string(w);
+    else if (e < mine)
+      missing += (missing.empty() ? "" : ", ") + std::to_string(w);
+  }
+  std::string who = missing;
+  if (!silent.empty()) who += (who.empty() ? "" : "; ") + std::string("not answering (likely not in it): ") + silent;
+  std::fprintf(stderr,
+               "accrete: convergent_matrix %s on rank %d timed out after %.1f s (ACCRETE_COMMIT_TIMEOUT); "
+               "processes not in this commit: %s\n",
+               what, world_rank(), limit,
+               who.empty() ? "(none: every process entered it; messages are missing)" : who.c_str());
+  std::fflush(stderr);
+  world_abort(3);
+}
+
+void assembly_engine::wait(request& r, double start, const char* what) {
+  unsigned spins = 0;
+  for (;;) {
+    bool done = false;
+    {
+      std::lock_guard<std::mutex> g(lock());
+      done = r.test();
+    }
+    if (done) return;
+    // Without the lock: callbacks run here may call update().
+    user_progress();
+    idle_backoff(spins);
+    check_timeout(start, what);
+  }
+}
+
+void assembly_engine::commit() {
+  require_usable("commit");
+  if (in_commit_)
+    throw error(std::string(shape_.name) +
+                "::commit: called from a callback that a commit of the same matrix is running");
+  in_commit_ = true;
+  struct leave {
+    bool& f;
+    ~leave() { f = false; }
+  } leave_commit{in_commit_};
+  const double start = now();
+  check_timeout(start, "commit");  // reads ACCRETE_COMMIT_TIMEOUT: a bad value fails every commit
+  scope_timer t{stats_.t_wait};
+  {
+    std::lock_guard<std::mutex> g(lock());
+    ++epoch();
+    // This process starts the round being committed (if it had not yet):
+    // held contributions of this round are applied now.
+    if (open_ != round_) reopen_locked();
+    block_.sync();
+    exchange_->close_round(*this);
+    // From here on, updates (from callbacks run below) are next round's.
+    round_.fetch_add(1, std::memory_order_relaxed);
+    updates_since_commit_ = 0;
+  }
+  exchange_->deliver(*this, start);
+  // When commit returns anywhere, every part is complete.
+  block_.sync();
+  request b;
+  {
+    std::lock_guard<std::mutex> g(lock());
+    b = world_ibarrier();
+  }
+  wait(b, start, "commit");
+  block_.sync();
+}
+
+void assembly_engine::reset() {
+  require_usable("reset");
+  if (in_commit_)
+    throw error(std::string(shape_.name) + "::reset: called from a callback that a commit is running");
+  // Updates not yet committed would race with the zeroing: refuse together.
+  const std::int64_t first = world_min(updates_since_commit_ ? world_rank() : INT_MAX);
+  if (first != INT_MAX)
+    throw collective_misuse(std::string(shape_.name) + "::reset: rank " + std::to_string(first) +
+                            " issued updates since its last commit started; reset() must come between a commit "
+                            "and the next round's updates");
+  std::byte* base = block_.local() + header_bytes;  // usable: checked on entry
+  const std::size_t esize = shape_.elem_size;
+  for (std::int64_t c = 0; c < shape_.lcols; ++c)
+    std::memset(base + std::size_t(c) * std::size_t(shape_.lld) * esize, 0, std::size_t(shape_.lrows) * esize);
+  // No contribution of the next round existed anywhere (checked above);
+  // peers may start one once they leave this barrier, after our zeroing.
+  barrier(world());
+  std::lock_guard<std::mutex> g(lock());
+  reopen_locked();
+}
+
+assembly_stats assembly_engine::stats() const {
+  require_usable("stats");
+  std::lock_guard<std::mutex> g(lock());
+  return stats_;
+}
+
+void assembly_engine::reset_stats() {
+  require_usable("reset_stats");
+  std::lock_guard<std::mutex> g(lock());
+  stats_ = assembly_stats{};
+}
+
+}  // namespace accrete::detail

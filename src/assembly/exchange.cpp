@@ -1,0 +1,165 @@
+// The strategies and the coalescing buffers they share.
+//
+// Message format (packets strategy), after the active-message header:
+//   u32 engine id | u32 round | packet*   (packets: detail/packet_format.hpp)
+// Commit counts messages: each process learns how many messages were sent
+// to it this round (a reduce-scatter of per-rank counts) and progresses
+// until that many have been applied.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "accrete/error.hpp"
+#include "accrete/progress.hpp"
+#include "assembly/common.hpp"
+#include "assembly/exchange.hpp"
+
+namespace accrete::detail {
+
+std::unique_ptr<exchange> make_exchange(update_strategy s) {
+  if (s == update_strategy::alltoall) return std::make_unique<alltoall_exchange>();
+  return std::make_unique<packets_exchange>();
+}
+
+// ---- coalescing buffers -------------------------------------------------------------
+
+std::size_t assembly_engine::max_packet_bytes() const noexcept {
+  return std::min(shape_.buffer_cap / 2, max_message_bytes - am_header_bytes - message_prefix_bytes);
+}
+
+std::byte* assembly_engine::packet_slot(int part, std::size_t bytes) {
+  auto& box = outbox_[part];
+  if (!box.empty() && box.size() + bytes > max_message_bytes) flush_target(part);
+  if (box.empty()) {
+    // Room for the active-message header and the engine id / round words.
+    box.resize(am_header_bytes + message_prefix_bytes);
+    buffered_ += box.size();
+  }
+  std::size_t at = box.size();
+  box.resize(at + bytes);
+  buffered_ += bytes;
+  stats_.peak_buffered = std::max(stats_.peak_buffered, buffered_ + am_inflight_bytes());
+  return box.data() + at;
+}
+
+void assembly_engine::flush_target(int part) {
+  auto& box = outbox_[part];
+  if (box.empty()) return;
+  // Every packet of a box is of one round: commit flushes all boxes before
+  // it moves round_ on, under the same lock.
+  std::uint32_t hdr[2] = {id_, std::uint32_t(round_.load(std::memory_order_relaxed))};
+  std::memcpy(box.data() + am_header_bytes, hdr, sizeof hdr);
+  const std::size_t n = box.size();
+  const int rank = world_of_[part];
+  {
+    scope_timer t{stats_.t_move};
+    am_send_owned(rank, &assembly_engine::on_message, std::move(box));
+  }
+  // Counted only once sent: a send that throws leaves no phantom message
+  // for the receiver to wait for.
+  buffered_ -= n;
+  stats_.bytes_sent += n;
+  ++stats_.messages_sent;
+  ++sent_msgs_[rank];
+  box = std::vector<std::byte>();
+}
+
+void assembly_engine::wait_for_room(std::size_t bytes) {
+  if (buffered_ + am_inflight_bytes() + bytes <= shape_.buffer_cap) return;
+  // Send what is buffered, then let the sends drain (and keep applying what
+  // arrives, so two processes waiting on each other both make headway).
+  for (int p = 0; p < int(outbox_.size()); ++p) flush_target(p);
+  scope_timer t{stats_.t_wait};
+  unsigned spins = 0;
+  while (buffered_ + am_inflight_bytes() + bytes > shape_.buffer_cap) {
+    poll();
+    if (buffered_ + am_inflight_bytes() + bytes > shape_.buffer_cap) idle_backoff(spins);
+  }
+}
+
+// ---- packets --------------------------------------------------------------------------
+
+void packets_exchange::reserve(assembly_engine& e, std::size_t bytes) {
+  e.wait_for_room(bytes + am_header_bytes + message_prefix_bytes);
+}
+
+void packets_exchange::packed(assembly_engine& e, int part) {
+  if (e.outbox_[part].size() >= e.shape_.coalesce_bytes) e.flush_target(part);
+}
+
+void packets_exchange::updated(assembly_engine& e) {
+  // Apply what has arrived for us, unless another thread is at it.
+  std::unique_lock<std::mutex> g(e.lock(), std::try_to_lock);
+  if (g.owns_lock()) poll();
+}
+
+void packets_exchange::close_round(assembly_engine& e) {
+  for (int p = 0; p < int(e.outbox_.size()); ++p) e.flush_target(p);
+  counts_ = e.sent_msgs_;
+  std::fill(e.sent_msgs_.begin(), e.sent_msgs_.end(), 0);
+}
+
+void packets_exchange::deliver(assembly_engine& e, double start) {
+  std::uint64_t expected = 0;
+  request r;
+  {
+    std::lock_guard<std::mutex> g(e.lock());
+    r = world_reduce_scatter_sum(counts_.data(), &expected);
+  }
+  e.wait(r, start, "commit");
+  // Every process has entered this commit (the counts are complete), so
+  // every direct store of this round is done; make them visible here.
+  e.block_.sync();
+  unsigned spins = 0;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> g(e.lock());
+      poll();
+      if (e.received_ >= expected) break;
+    }
+    idle_backoff(spins);
+    e.check_timeout(start, "commit");
+  }
+  std::lock_guard<std::mutex> g(e.lock());
+  if (e.received_ != expected)
+    throw error(std::string(e.shape_.name) + "::commit: received " + std::to_string(e.received_) +
+                " messages but only " + std::to_string(expected) + " were sent");
+  e.received_ = 0;
+}
+
+// ---- alltoall -------------------------------------------------------------------------
+
+void alltoall_exchange::close_round(assembly_engine& e) {
+  boxes_ = std::move(e.outbox_);
+  e.outbox_.assign(boxes_.size(), {});
+  e.buffered_ = 0;
+}
+
+void alltoall_exchange::deliver(assembly_engine& e, double start) {
+  // Blocks travel to world ranks: part k lives on world_of(k).
+  const int np = int(boxes_.size());
+  const std::size_t skip = am_header_bytes + message_prefix_bytes;
+  std::vector<std::size_t> scount(np, 0), sdisp(np, 0), rcount, rdisp;
+  for (int k = 0; k < np; ++k) scount[e.world_of(k)] = boxes_[k].empty() ? 0 : boxes_[k].size() - skip;
+  std::size_t total = 0;
+  for (int w = 0; w < np; ++w) {
+    sdisp[w] = total;
+    total += scount[w];
+  }
+  std::vector<std::byte> sbuf(total);
+  for (int k = 0; k < np; ++k) {
+    const int w = e.world_of(k);
+    if (scount[w]) std::memcpy(sbuf.data() + sdisp[w], boxes_[k].data() + skip, scount[w]);
+    boxes_[k] = std::vector<std::byte>();
+  }
+  auto rbuf = alltoallv_bytes(sbuf.data(), scount, sdisp, rcount, rdisp,
+                              [&](request& r) { e.wait(r, start, "commit"); });
+  std::lock_guard<std::mutex> g(e.lock());
+  e.stats_.bytes_sent += total;
+  scope_timer ta{e.stats_.t_apply};
+  // Packets never straddle senders: apply each sender's part on its own.
+  for (int w = 0; w < np; ++w) e.apply_packets(std::span<const std::byte>(rbuf.data() + rdisp[w], rcount[w]));
+}
+
+}  // namespace accrete::detail

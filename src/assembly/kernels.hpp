@@ -1,0 +1,199 @@
+#pragma once
+// The typed loops of assembly: the direct store into a node-local part,
+// packing for a remote one, and the receive-side apply. Included by the
+// typed layers (src/matrix/convergent_matrix.cpp), which instantiate them
+// for their element types.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "accrete/detail/assembly_engine.hpp"
+#include "accrete/detail/packet_format.hpp"
+#include "assembly/common.hpp"
+#include "assembly/exchange.hpp"
+
+namespace accrete::detail {
+
+// Runs of consecutive local rows whose source positions are consecutive too:
+// the inner loops over a run are unit-stride on both sides and vectorise.
+struct index_run {
+  std::int32_t first, len;
+};
+
+inline void make_runs(const std::int32_t* loc, const std::int32_t* pos, std::int32_t n,
+                      std::vector<index_run>& out) {
+  out.clear();
+  for (std::int32_t r = 0; r < n;) {
+    std::int32_t e = r + 1;
+    while (e < n && loc[e] == loc[e - 1] + 1 && (!pos || pos[e] == pos[e - 1] + 1)) ++e;
+    out.push_back({r, e - r});
+    r = e;
+  }
+}
+
+template <class T>
+inline void add_run(T* __restrict dst, const T* __restrict src, std::int32_t len) {
+  for (std::int32_t k = 0; k < len; ++k) dst[k] += src[k];
+}
+
+// Busy stripes are skipped and retried later, so a preempted lock holder
+// (oversubscribed nodes) does not stall the caller.
+template <class F>
+void assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int32_t nc, F&& cols) {
+  struct segment {
+    std::int64_t stripe;
+    std::int32_t begin, end;
+  };
+  thread_local std::vector<segment> pending;
+  pending.clear();
+  for (std::int32_t c = 0; c < nc;) {
+    const std::int64_t s = stripe_of(lcol[c]);
+    std::int32_t e = c + 1;
+    while (e < nc && stripe_of(lcol[e]) == s) ++e;
+    pending.push_back({s, c, e});
+    c = e;
+  }
+  while (!pending.empty()) {
+    std::size_t keep = 0;
+    for (auto& seg : pending) {
+      if (try_lock_stripe(part, seg.stripe)) {
+        cols(seg.begin, seg.end);
+        unlock_stripe(part, seg.stripe);
+      } else {
+        pending[keep++] = seg;
+      }
+    }
+    if (keep == pending.size()) {  // everything busy: wait for the first
+      lock_stripe(part, pending[0].stripe);
+      cols(pending[0].begin, pending[0].end);
+      unlock_stripe(part, pending[0].stripe);
+      pending.erase(pending.begin());
+    } else {
+      pending.resize(keep);
+    }
+  }
+}
+
+/// The receive-side kernel: adds one validated packet to this process's part.
+template <class T>
+void apply_packet(assembly_engine& e, const packet_view& v) {
+  thread_local std::vector<index_run> runs;
+  make_runs(v.lrow, nullptr, v.nr, runs);
+  T* data = reinterpret_cast<T*>(e.storage());
+  const std::int64_t lld = e.shape().lld;
+  const T* vals = reinterpret_cast<const T*>(v.values);
+  e.with_stripes(e.shape().my_part, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
+    for (std::int32_t c = c0; c < c1; ++c) {
+      T* dst = data + std::int64_t(v.lcol[c]) * lld;
+      const T* src = vals + std::int64_t(c) * v.nr;
+      for (auto& ru : runs) add_run(dst + v.lrow[ru.first], src + ru.first, ru.len);
+    }
+  });
+}
+
+template <class T>
+void assembly_engine::update(const T* block, std::int64_t ld, std::span<const std::int64_t> rows,
+                             std::span<const std::int64_t> cols, matrix_layout lay) {
+  validate(rows, cols, ld, lay, block);
+  if (rows.empty() || cols.empty()) return;
+  thread_local binned b;
+  thread_local std::vector<index_run> runs;
+  thread_local std::vector<int> remote;
+  const double t_start = now();
+  bin(rows, cols, b);
+  const double t_binned = now();
+  const std::uint64_t my_round = round_.load(std::memory_order_relaxed);
+  const bool colmaj = lay == matrix_layout::col_major;
+  // Element (i, j) of the block is block[i * rs + j * cs].
+  const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;
+  const int pc = shape_.col_map.parts;
+  auto piece = [&](int target) {
+    const int tr = target / pc, tc = target % pc;
+    const std::int32_t r0 = b.row_start[tr], nr = b.row_start[tr + 1] - r0;
+    const std::int32_t c0 = b.col_start[tc], nc = b.col_start[tc + 1] - c0;
+    struct {
+      const std::int32_t *rpos, *rloc, *cpos, *cloc;
+      std::int32_t nr, nc;
+    } p{&b.row_pos[r0], &b.row_loc[r0], &b.col_pos[c0], &b.col_loc[c0], nr, nc};
+    return p;
+  };
+  // Node-local owners whose part is open for this round: add straight from
+  // the caller's block into their storage, one column-block stripe lock at
+  // a time, without the engine lock. The others are packed below.
+  std::uint64_t direct = 0;
+  remote.clear();
+  for (int target : b.targets) {
+    std::byte* peer = exchange_->direct() ? direct_target(target, my_round) : nullptr;
+    if (!peer) {
+      remote.push_back(target);
+      continue;
+    }
+    const auto p = piece(target);
+    T* data = reinterpret_cast<T*>(peer);
+    const std::int64_t tld = lld_of_[target];
+    make_runs(p.rloc, colmaj ? p.rpos : nullptr, p.nr, runs);
+    with_stripes(target, p.cloc, p.nc, [&](std::int32_t c0, std::int32_t c1) {
+      for (std::int32_t c = c0; c < c1; ++c) {
+        T* dst = data + std::int64_t(p.cloc[c]) * tld;
+        const T* src = block + std::int64_t(p.cpos[c]) * cs;
+        if (colmaj) {
+          for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
+        } else {
+          for (std::int32_t r = 0; r < p.nr; ++r) dst[p.rloc[r]] += src[std::int64_t(p.rpos[r]) * rs];
+        }
+      }
+    });
+    ++direct;
+  }
+  const double t_direct = now();
+  {
+    std::lock_guard<std::mutex> g(lock());
+    ++stats_.updates;
+    ++updates_since_commit_;
+    stats_.elements += rows.size() * cols.size();
+    stats_.t_bin += t_binned - t_start;
+    stats_.direct_packets += direct;
+    stats_.t_apply += t_direct - t_binned;
+    // Remote owners, parts not open for this round, or a strategy without
+    // direct stores: pack each sub-block column-major behind its local row
+    // and column lists, in pieces of at most max_packet_bytes (half the
+    // memory cap, and within MPI's int counts).
+    const std::size_t max_bytes = max_packet_bytes();
+    for (int target : remote) {
+      const auto p = piece(target);
+      std::int32_t rr = p.nr, cc = p.nc;
+      if (*packet_bytes(std::size_t(p.nr), 1, sizeof(T)) > max_bytes) {
+        rr = std::int32_t(std::max<std::size_t>(1, (max_bytes - 24) / (sizeof(T) + 4)));
+        cc = 1;
+      } else {
+        const std::size_t col = std::size_t(p.nr) * sizeof(T) + 4;
+        const std::size_t fixed = *packet_bytes(std::size_t(p.nr), 0, sizeof(T)) + 8;
+        cc = std::int32_t(
+            std::min<std::size_t>(std::size_t(p.nc), std::max<std::size_t>(1, (max_bytes - fixed) / col)));
+      }
+      const double t0 = now();
+      for (std::int32_t j0 = 0; j0 < p.nc; j0 += cc)
+        for (std::int32_t i0 = 0; i0 < p.nr; i0 += rr) {
+          const std::int32_t pr = std::min(rr, p.nr - i0), pcn = std::min(cc, p.nc - j0);
+          const std::size_t bytes = *packet_bytes(std::size_t(pr), std::size_t(pcn), sizeof(T));
+          exchange_->reserve(*this, bytes);
+          std::byte* slot = packet_slot(target, bytes);
+          const std::int32_t dims[2] = {pr, pcn};
+          std::memcpy(slot, dims, sizeof dims);
+          std::memcpy(slot + 8, p.rloc + i0, 4 * std::size_t(pr));
+          std::memcpy(slot + 8 + 4 * std::size_t(pr), p.cloc + j0, 4 * std::size_t(pcn));
+          T* v = reinterpret_cast<T*>(slot + bytes - std::size_t(pr) * std::size_t(pcn) * sizeof(T));
+          for (std::int32_t c = 0; c < pcn; ++c) {
+            const T* src = block + std::int64_t(p.cpos[j0 + c]) * cs;
+            for (std::int32_t r = 0; r < pr; ++r) v[std::int64_t(c) * pr + r] = src[std::int64_t(p.rpos[i0 + r]) * rs];
+          }
+          exchange_->packed(*this, target);
+        }
+      stats_.t_bin += now() - t0;
+    }
+  }
+  exchange_->updated(*this);
+}
+
+}  // namespace accrete::detail

@@ -1,0 +1,153 @@
+// Backend lifecycle: MPI and communicators, the segment windows, rings and
+// the node barrier's memory at init; their release at finalize. Also the
+// accessors of what init decided.
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include "accrete/detail/env.hpp"
+#include "accrete/error.hpp"
+#include "accrete/progress.hpp"
+#include "accrete/runtime.hpp"
+#include "backend/mpi/state.hpp"
+
+namespace accrete::detail {
+
+state_t st;
+
+namespace {
+// Segments are carved in 64-byte multiples so every base stays cache-aligned.
+std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+}  // namespace
+
+void backend_init(const init_options& opts) {
+  if (st.up) throw collective_misuse("accrete::init: called twice without finalize");
+  int inited = 0, finalized = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  if (finalized) throw not_initialized("accrete::init: MPI has already been finalized");
+  if (!inited) {
+    int provided;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    st.owns_mpi = true;
+  } else {
+    st.owns_mpi = false;
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &st.world);
+  MPI_Comm_dup(MPI_COMM_WORLD, &st.am);
+  MPI_Comm_set_errhandler(st.world, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(st.am, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(st.world, &st.rank);
+  MPI_Comm_size(st.world, &st.size);
+
+  int node_size = 0;
+  if (opts.node_size)
+    node_size = *opts.node_size;
+  else if (auto e = env_int("ACCRETE_NODE_SIZE", 0, INT32_MAX))
+    node_size = int(*e);
+  if (node_size < 0) throw error("accrete::init: negative node_size " + std::to_string(node_size));
+  MPI_Comm real_node;
+  MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node);
+  if (node_size > 0) {
+    int lr;
+    MPI_Comm_rank(real_node, &lr);
+    MPI_Comm_split(real_node, lr / node_size, lr, &st.node);
+    MPI_Comm_free(&real_node);
+  } else {
+    st.node = real_node;
+  }
+  MPI_Comm_size(st.node, &st.node_n);
+
+  std::size_t seg = std::size_t{256} << 20;
+  if (opts.segment_size) {
+    seg = *opts.segment_size;
+    if (seg < 64 || seg > (std::size_t{1} << 46))
+      throw std::invalid_argument("accrete::init: segment_size " + std::to_string(seg) +
+                                  " is outside [64, 2^46] bytes");
+  }
+  else if (auto e = env_bytes("ACCRETE_SEGMENT_SIZE", 64, std::size_t{1} << 46))
+    seg = *e;
+  st.seg_bytes = round_up(std::max<std::size_t>(seg, 64), 64);
+  std::byte* local = nullptr;
+  open_windows(st.seg_bytes, &local, &st.node_win, &st.world_win, &st.world_is_node, st.bases);
+  open_rings();
+  open_node_sync();
+
+  st.inflight.assign(st.size, 0);
+  st.flush_marked.assign(st.size, 0);
+  st.flush_targets.clear();
+  st.flush_all = false;
+  st.sent.assign(st.size, 0);
+  st.verbose = opts.verbose.value_or(env_int("ACCRETE_VERBOSE", 0, INT32_MAX).value_or(0) != 0);
+  st.up = true;
+  if (st.verbose && st.rank == 0) {
+    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(ver, &len);
+    std::string v(ver, std::min<int>(len, 60));
+    std::replace(v.begin(), v.end(), '\n', ' ');
+    const int nn = st.node_n;
+    std::fprintf(stderr,
+                 "accrete: %d processes, node size %d (%s), segment %zu bytes, windows: %s, progress: "
+                 "user-driven, MPI: %s\n",
+                 st.size, nn, node_size > 0 ? "pretend" : "real", st.seg_bytes,
+                 st.world_is_node ? "one shared" : (nn == 1 ? "allocate" : "shared + create"), v.c_str());
+  }
+}
+
+void backend_finalize() {
+  if (!st.up) throw not_initialized("accrete::finalize: the runtime is not initialized");
+  // Drain everything we started, then agree that everyone is done.
+  unsigned spins = 0;
+  while (!quiescent()) {
+    user_progress();
+    idle_backoff(spins);
+  }
+  memory_sync();
+  MPI_Barrier(st.world);
+  close_windows(st.node_win, st.world_win, st.world_is_node);
+  st.node_win = st.world_win = MPI_WIN_NULL;
+  close_rings();
+  close_node_sync();
+  MPI_Comm_free(&st.node);
+  MPI_Comm_free(&st.am);
+  MPI_Comm_free(&st.world);
+  st.up = false;
+  st.ready.clear();
+  st.inbox.clear();
+  if (st.owns_mpi) MPI_Finalize();
+}
+
+bool runtime_up() noexcept { return st.up; }
+
+void require_initialized(const char* what) {
+  if (!st.up) throw not_initialized(std::string("accrete: ") + what + " called while the runtime is not initialized");
+}
+
+int world_rank() noexcept { return st.rank; }
+int world_size() noexcept { return st.size; }
+MPI_Comm world_comm() noexcept { return st.world; }
+MPI_Comm node_comm() noexcept { return st.node; }
+std::size_t segment_bytes() noexcept { return st.seg_bytes; }
+bool is_node_local(int rank) noexcept { return rank >= 0 && rank < st.size && st.bases[rank] != nullptr; }
+std::byte* segment_base(int rank) noexcept { return is_node_local(rank) ? st.bases[rank] : nullptr; }
+
+void check_range(const char* what, int rank, std::uint64_t offset, std::size_t bytes) {
+  require_initialized(what);
+  if (rank < 0 || rank >= st.size)
+    throw bad_global_ptr(std::string("accrete: ") + what + ": rank " + std::to_string(rank) + " out of range [0, " +
+                         std::to_string(st.size) + ")");
+  if (offset > st.seg_bytes || bytes > st.seg_bytes - offset)
+    throw bad_global_ptr(std::string("accrete: ") + what + ": " + std::to_string(bytes) + " bytes at offset " +
+                         std::to_string(offset) + " of rank " + std::to_string(rank) + " run past its segment of " +
+                         std::to_string(st.seg_bytes) + " bytes");
+}
+
+void memory_sync() noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (st.up) MPI_Win_sync(st.node_win != MPI_WIN_NULL ? st.node_win : st.world_win);
+}
+
+}  // namespace accrete::detail

@@ -1,0 +1,223 @@
+// Active messages: handler registry and dispatch, node-local rings,
+// MPI sends with flow control, and the receive side of polling.
+#include <climits>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include "accrete/detail/env.hpp"
+#include "accrete/error.hpp"
+#include "accrete/progress.hpp"
+#include "backend/mpi/state.hpp"
+
+namespace accrete::detail {
+
+namespace {
+std::unordered_map<std::intptr_t, bool>& am_registry() {
+  static std::unordered_map<std::intptr_t, bool> r;
+  return r;
+}
+
+// Handlers travel as their distance from this symbol: the same in every
+// process of one executable even under address-space randomisation.
+void am_base_symbol(int, std::span<const std::byte>) {}
+
+std::intptr_t handler_id(am_handler h) {
+  return reinterpret_cast<std::intptr_t>(h) - reinterpret_cast<std::intptr_t>(&am_base_symbol);
+}
+
+bool internal_ok(std::span<const std::byte> msg) {
+  std::intptr_t id;
+  if (msg.size() < sizeof id) return false;
+  std::memcpy(&id, msg.data(), sizeof id);
+  auto it = am_registry().find(id);
+  return it != am_registry().end() && it->second;
+}
+
+// Takes one received message: handlers marked safe for internal progress
+// run at once, the others wait in the inbox (in a copy when `msg` is not
+// ours to keep).
+void deliver(int source, std::span<const std::byte> msg, std::unique_ptr<std::byte[]> owned) {
+  if (internal_ok(msg)) {
+    dispatch(source, msg);
+    return;
+  }
+  if (!owned) {
+    owned = std::make_unique_for_overwrite<std::byte[]>(msg.size());
+    std::memcpy(owned.get(), msg.data(), msg.size());
+  }
+  st.inbox.push_back({source, std::move(owned), msg.size()});
+}
+}  // namespace
+
+void test_sends() {
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < st.sends.size(); ++i) {
+    int done = 0;
+    ACCRETE_MPI(MPI_Test(&st.sends[i].req, &done, MPI_STATUS_IGNORE));
+    if (done) {
+      st.inflight[st.sends[i].rank] -= st.sends[i].buf.size();
+      continue;
+    }
+    if (w != i) st.sends[w] = std::move(st.sends[i]);
+    ++w;
+  }
+  st.sends.resize(w);
+}
+
+void dispatch(int source, std::span<const std::byte> msg) {
+  std::intptr_t id;
+  if (msg.size() < sizeof id)
+    throw error("accrete: truncated active message (" + std::to_string(msg.size()) + " bytes) from rank " +
+                std::to_string(source));
+  std::memcpy(&id, msg.data(), sizeof id);
+  auto it = am_registry().find(id);
+  if (it == am_registry().end())
+    throw error("accrete: active message with unknown handler id " + std::to_string(id) + " from rank " +
+                std::to_string(source));
+  auto h = reinterpret_cast<am_handler>(reinterpret_cast<std::intptr_t>(&am_base_symbol) + id);
+  h(source, msg.subspan(sizeof id));
+}
+
+// Takes every message waiting in this process's node-local rings. At user
+// level every handler runs straight from the ring (no copy); in internal
+// progress, or when a handler's own progress re-enters, only internal
+// handlers do and the others are copied to the inbox.
+bool receive_ring_messages(bool user_level) {
+  std::size_t n = 0;
+  for (auto& [source, ring] : st.in_rings)
+    n += ring.drain([src = source, user_level](std::span<const std::byte> m, bool in_place) {
+      if (user_level && in_place)
+        dispatch(src, m);
+      else
+        deliver(src, m, nullptr);
+    });
+  return n != 0;
+}
+
+namespace {
+// Ring size per (sender, receiver) pair on a node: ACCRETE_AM_RING_BYTES,
+// rounded up to a power of two; 0 turns the rings off (every message goes
+// through MPI). The default holds ~16 8-KiB messages per pair.
+std::size_t ring_capacity() {
+  // At most 1 GiB: a ring is node-shared memory per (sender, receiver) pair.
+  const std::size_t cap = env_bytes("ACCRETE_AM_RING_BYTES", 0, std::size_t{1} << 30).value_or(std::size_t{128} << 10);
+  if (cap == 0) return 0;
+  std::size_t p = 256;
+  while (p < cap) p <<= 1;
+  return p;
+}
+}  // namespace
+
+// Collective over the node: every process allocates one ring per node
+// process (itself included), clears them, and maps the rings it writes into.
+void open_rings() {
+  const std::size_t cap = ring_capacity();
+  st.out_rings.assign(st.size, shm_ring());
+  st.in_rings.clear();
+  if (cap == 0) return;
+  const int node_n = st.node_n;
+  std::vector<int> world_of(node_n);
+  ACCRETE_MPI(MPI_Allgather(&st.rank, 1, MPI_INT, world_of.data(), 1, MPI_INT, st.node));
+  const std::size_t one = shm_ring::header_bytes + cap;
+  void* base = nullptr;
+  ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(one * node_n), 1, MPI_INFO_NULL, st.node, &base, &st.ring_win));
+  auto mine = static_cast<std::byte*>(base);
+  int me = 0;
+  MPI_Comm_rank(st.node, &me);
+  for (int i = 0; i < node_n; ++i) {
+    shm_ring::clear(mine + one * i);
+    st.in_rings.emplace_back(world_of[i], shm_ring(mine + one * i, cap));
+  }
+  ACCRETE_MPI(MPI_Barrier(st.node));  // every ring is clear before anyone writes
+  for (int i = 0; i < node_n; ++i) {
+    MPI_Aint sz;
+    int du;
+    void* p = nullptr;
+    ACCRETE_MPI(MPI_Win_shared_query(st.ring_win, i, &sz, &du, &p));
+    st.out_rings[world_of[i]] = shm_ring(static_cast<std::byte*>(p) + one * me, cap);
+  }
+}
+
+void close_rings() {
+  st.out_rings.clear();
+  st.in_rings.clear();
+  if (st.ring_win != MPI_WIN_NULL) MPI_Win_free(&st.ring_win);
+}
+
+// Receives every message that has arrived. Handlers marked safe for internal
+// progress run at once (they only move data); the others wait in the inbox
+// for user-level progress.
+void receive_messages() {
+  for (;;) {
+    int flag = 0;
+    MPI_Message m;
+    MPI_Status s;
+    ACCRETE_MPI(MPI_Improbe(MPI_ANY_SOURCE, am_tag, st.am, &flag, &m, &s));
+    if (!flag) return;
+    int count = 0;
+    MPI_Get_count(&s, MPI_BYTE, &count);
+    // Uninitialised: MPI overwrites every byte.
+    auto buf = std::make_unique_for_overwrite<std::byte[]>(std::size_t(count));
+    ACCRETE_MPI(MPI_Mrecv(buf.get(), count, MPI_BYTE, &m, MPI_STATUS_IGNORE));
+    std::span<const std::byte> msg(buf.get(), std::size_t(count));
+    deliver(s.MPI_SOURCE, msg, std::move(buf));
+  }
+}
+
+// ---- active messages ----------------------------------------------------------
+
+void am_register(am_handler h, bool internal) { am_registry()[handler_id(h)] = internal; }
+
+namespace {
+thread_local std::vector<std::byte> spare_message;
+}
+
+std::vector<std::byte> message_buffer() {
+  std::vector<std::byte> v = std::move(spare_message);
+  spare_message = {};
+  v.clear();
+  v.reserve(64);
+  v.resize(am_header_bytes);
+  return v;
+}
+
+void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
+  require_initialized("active message send");
+  auto id = handler_id(h);
+  std::memcpy(msg.data(), &id, sizeof id);
+  if (msg.size() > std::size_t(INT_MAX))
+    throw error("accrete: active message of " + std::to_string(msg.size()) + " bytes exceeds INT_MAX");
+  // Node-local: through the ring when it has room (messages need not stay
+  // in order, so a full ring simply sends this one through MPI).
+  if (shm_ring& ring = st.out_rings[rank]; ring && msg.size() <= ring.max_message() && ring.try_push(msg)) {
+    ++st.sent[rank];
+    if (msg.capacity() > spare_message.capacity()) spare_message = std::move(msg);
+    return;
+  }
+  unsigned spins = 0;
+  while (st.inflight[rank] > 0 && st.inflight[rank] + msg.size() > am_inflight_cap) {
+    poll();
+    if (st.inflight[rank] + msg.size() > am_inflight_cap) idle_backoff(spins);
+  }
+  st.inflight[rank] += msg.size();
+  ++st.sent[rank];
+  st.sends.push_back({MPI_REQUEST_NULL, rank, std::move(msg)});
+  auto& s = st.sends.back();
+  ACCRETE_MPI(MPI_Isend(s.buf.data(), int(s.buf.size()), MPI_BYTE, rank, am_tag, st.am, &s.req));
+}
+
+void am_send(int rank, am_handler h, std::span<const std::byte> payload) {
+  std::vector<std::byte> msg = message_buffer();
+  msg.insert(msg.end(), payload.begin(), payload.end());
+  am_send_owned(rank, h, std::move(msg));
+}
+
+std::uint64_t am_sent_to(int rank) noexcept { return st.sent[rank]; }
+
+std::size_t am_inflight_bytes() noexcept {
+  std::size_t t = 0;
+  for (auto& s : st.sends) t += s.buf.size();
+  return t;
+}
+
+}  // namespace accrete::detail

@@ -1,0 +1,130 @@
+#pragma once
+// The MPI backend's own shared state and the functions its files share.
+// Included only by src/backend/mpi/*.cpp: the one place that sees MPI types
+// (the rest of accrete speaks through include/accrete/detail/backend.hpp).
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <mpi.h>
+
+#include "accrete/detail/backend.hpp"
+#include "backend/mpi/mpi_check.hpp"
+#include "backend/mpi/shm_ring.hpp"
+
+namespace accrete::detail {
+
+
+constexpr int am_tag = 17;
+// MPI counts are int; one MPI call moves at most this many bytes.
+constexpr std::size_t max_chunk = std::size_t{1} << 30;
+// Deepest nesting of user-level progress (docs/semantics.md, "Progress").
+constexpr int max_progress_depth = 1000;
+// Flow control: bytes of active messages in flight toward one target before
+// am_send waits for some to drain.
+constexpr std::size_t am_inflight_cap = std::size_t{64} << 20;
+
+struct pending_send {
+  MPI_Request req;
+  int rank;
+  std::vector<std::byte> buf;
+};
+
+struct state_t {
+  bool up = false;
+  bool owns_mpi = false;
+  bool verbose = false;
+  int rank = 0, size = 1;
+  MPI_Comm world = MPI_COMM_NULL, node = MPI_COMM_NULL, am = MPI_COMM_NULL;
+  std::size_t seg_bytes = 0;
+  MPI_Win node_win = MPI_WIN_NULL, world_win = MPI_WIN_NULL;
+  bool world_is_node = false;
+  std::vector<std::byte*> bases;  // per world rank; nullptr when remote
+
+  // progress
+  std::vector<completion> await_flush;  // remote puts/gets issued, not yet flushed
+  std::vector<int> flush_targets;       // their targets, each once
+  std::vector<std::uint8_t> flush_marked;  // per rank: listed in flush_targets
+  bool flush_all = false;                  // a target was unknown: flush every rank
+  int progress_depth = 0;                  // nesting of user_progress()
+  std::vector<MPI_Request> reqs;        // other outstanding requests
+  std::vector<completion> req_done;
+  std::vector<int> req_idx;  // scratch for MPI_Testsome
+  std::deque<completion> ready;
+  // counted completions (see put_remote): issued, and flushed but not yet
+  // applied; spare keeps a buffer's capacity between progress calls
+  struct counted {
+    state_base* s;
+    std::intptr_t n;
+  };
+  std::vector<counted> await_flush_counted, ready_counted, spare_counted;
+  // active messages
+  std::vector<pending_send> sends;
+  std::vector<std::size_t> inflight;
+  std::vector<std::uint64_t> sent;
+  struct inbound {
+    int source;
+    std::unique_ptr<std::byte[]> data;
+    std::size_t size;
+  };
+  std::deque<inbound> inbox;
+  // node-local active messages (shm_ring.hpp): per world rank, the ring we
+  // write into (in that process's memory; empty when not on our node), and
+  // the rings others write into us, with the sender's world rank
+  MPI_Win ring_win = MPI_WIN_NULL;
+  std::vector<shm_ring> out_rings;
+  std::vector<std::pair<int, shm_ring>> in_rings;
+  // node barrier: arrival count and generation, on separate cache lines in
+  // the node's first process's memory
+  MPI_Win sync_win = MPI_WIN_NULL;
+  std::uint64_t* sync_count = nullptr;
+  std::uint64_t* sync_gen = nullptr;
+  int node_n = 1;  // processes in `node`
+  unsigned skipped_probes = 0;
+  bool last_active = false;  // the last user-level progress ran something
+};
+
+extern state_t st;
+
+// ---- MPI handles for the backend's own files --------------------------------------
+
+/// Private duplicate of the world communicator (accrete's own traffic).
+MPI_Comm world_comm() noexcept;
+/// Processes of this (possibly pretend) node.
+MPI_Comm node_comm() noexcept;
+/// The world window over every process's segment (displacement unit 1,
+/// offsets are segment offsets), locked with MPI_Win_lock_all from init to
+/// finalize.
+MPI_Win segment_window() noexcept;
+/// Queue `done` to run after the next flush of the segment window (for
+/// operations issued with MPI_Put/MPI_Get/MPI_Accumulate on it); `rank` is
+/// the target (-1: unknown, flush all targets).
+void after_flush(completion done, int rank = -1);
+/// Track an MPI request; `done` runs at user-level progress once it
+/// completes.
+void track_request(MPI_Request r, completion done);
+
+// ---- shared between the backend's files ---------------------------------------------
+
+// windows.cpp
+void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
+                  std::vector<std::byte*>& bases);
+void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node);
+// progress.cpp
+void note_flush_target(int rank);
+// messages.cpp
+void open_rings();
+void close_rings();
+bool receive_ring_messages(bool user_level);
+void receive_messages();
+void test_sends();
+void dispatch(int source, std::span<const std::byte> msg);
+// node_barrier.cpp
+void open_node_sync();
+void close_node_sync();
+
+}  // namespace accrete::detail

@@ -1,0 +1,174 @@
+// Windows over node-shared memory: the segments' layout (open_windows) and
+// shared_block, which data structures use for their storage.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <sched.h>
+#include "accrete/error.hpp"
+#include "backend/mpi/state.hpp"
+
+namespace accrete::detail {
+
+// Builds node windows and the world window over the same memory. Three
+// layouts, chosen so that MPI_Win_create (which Open MPI 4.1 cannot do at
+// P = 1 without osc/pt2pt) is only used when it is needed:
+//   all processes on one node -> one MPI_Win_allocate_shared on world;
+//   every process its own node -> MPI_Win_allocate on world;
+// (decided on the largest node, so that every process takes the same branch)
+//   otherwise -> MPI_Win_allocate_shared on the node + MPI_Win_create on world.
+void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
+                  std::vector<std::byte*>& bases) {
+  const int node_n = st.node_n;
+  int max_node_n = 0;
+  // The layout must be the same on every process (window creation is
+  // collective): pretend nodes of k may leave one smaller node at the end.
+  MPI_Allreduce(&node_n, &max_node_n, 1, MPI_INT, MPI_MAX, st.world);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  // Each slice is used on its own; MPI may place them non-contiguously.
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  MPI_Info_set(info, "same_disp_unit", "true");
+  void* base = nullptr;
+  bases.assign(st.size, nullptr);
+  *world_is_node = false;
+  if (node_n == st.size) {
+    ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, st.world, &base, node_win));
+    *world_win = *node_win;
+    *world_is_node = true;
+  } else if (max_node_n == 1) {
+    ACCRETE_MPI(MPI_Win_allocate(MPI_Aint(bytes), 1, info, st.world, &base, world_win));
+    *node_win = MPI_WIN_NULL;
+  } else {
+    ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, st.node, &base, node_win));
+    ACCRETE_MPI(MPI_Win_create(base, MPI_Aint(bytes), 1, info, st.world, world_win));
+  }
+  MPI_Info_free(&info);
+  *local = static_cast<std::byte*>(base);
+  if (*node_win != MPI_WIN_NULL) {
+    // Map node ranks to world ranks and ask MPI where each peer's slice is.
+    MPI_Group wg, ng;
+    MPI_Comm_group(st.world, &wg);
+    MPI_Comm_group(st.node, &ng);
+    std::vector<int> nr(node_n), wr(node_n);
+    for (int i = 0; i < node_n; ++i) nr[i] = i;
+    MPI_Group_translate_ranks(ng, node_n, nr.data(), wg, wr.data());
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    for (int i = 0; i < node_n; ++i) {
+      MPI_Aint sz;
+      int du;
+      void* p = nullptr;
+      ACCRETE_MPI(MPI_Win_shared_query(*node_win, i, &sz, &du, &p));
+      // A zero-byte slice may report a null base; give it a valid address.
+      bases[wr[i]] = p ? static_cast<std::byte*>(p) : *local;
+    }
+    if (!*world_is_node) ACCRETE_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, *node_win));
+  } else {
+    bases[st.rank] = *local;
+  }
+  ACCRETE_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, *world_win));
+}
+
+void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node) {
+  MPI_Win_unlock_all(world_win);
+  if (world_is_node) {
+    MPI_Win_free(&world_win);
+    return;
+  }
+  MPI_Win_free(&world_win);
+  if (node_win != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(node_win);
+    MPI_Win_free(&node_win);
+  }
+}
+
+// ---- shared blocks --------------------------------------------------------------
+
+struct shared_block::windows {
+  MPI_Win node = MPI_WIN_NULL;
+  MPI_Win world = MPI_WIN_NULL;
+  bool world_is_node = false;
+};
+
+shared_block::shared_block(std::size_t bytes) {
+  require_initialized("shared_block");
+  bytes_ = bytes;
+  std::vector<std::byte*> bases;
+  auto w = std::make_unique<windows>();
+  open_windows(std::max<std::size_t>(bytes, 1), &local_, &w->node, &w->world, &w->world_is_node, bases);
+  wins_ = w.release();
+  peers_ = new std::byte*[bases.size()];
+  std::copy(bases.begin(), bases.end(), peers_);
+}
+
+shared_block::shared_block(shared_block&& o) noexcept { *this = std::move(o); }
+
+shared_block& shared_block::operator=(shared_block&& o) noexcept {
+  if (this != &o) {
+    release();
+    local_ = std::exchange(o.local_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+    wins_ = std::exchange(o.wins_, nullptr);
+    peers_ = std::exchange(o.peers_, nullptr);
+  }
+  return *this;
+}
+
+shared_block::~shared_block() { release(); }
+
+void shared_block::release() noexcept {
+  if (wins_ && st.up) close_windows(wins_->node, wins_->world, wins_->world_is_node);
+  delete wins_;
+  wins_ = nullptr;
+  delete[] peers_;
+  peers_ = nullptr;
+  local_ = nullptr;
+}
+
+void shared_block::read(int rank, std::size_t offset, void* dst, std::size_t bytes) const {
+  if (offset > bytes_ && rank == st.rank) throw error("accrete::shared_block::read: offset past the slice");
+  if (std::byte* p = peer(rank)) {
+    memory_sync();
+    std::memcpy(dst, p + offset, bytes);
+    return;
+  }
+  auto d = static_cast<std::byte*>(dst);
+  for (std::size_t off = 0; off < bytes; off += max_chunk) {
+    int n = int(std::min(max_chunk, bytes - off));
+    ACCRETE_MPI(MPI_Get(d + off, n, MPI_BYTE, rank, MPI_Aint(offset + off), n, MPI_BYTE, wins_->world));
+  }
+  ACCRETE_MPI(MPI_Win_flush(rank, wins_->world));
+}
+
+bool shared_block::try_read(int rank, std::size_t offset, void* dst, std::size_t bytes, double seconds) const {
+  if (peer(rank)) {
+    read(rank, offset, dst, bytes);
+    return true;
+  }
+  if (bytes > max_chunk) throw error("accrete::shared_block::try_read: " + std::to_string(bytes) + " bytes is too large");
+  MPI_Request r;
+  ACCRETE_MPI(MPI_Rget(dst, int(bytes), MPI_BYTE, rank, MPI_Aint(offset), int(bytes), MPI_BYTE, wins_->world, &r));
+  const double until = MPI_Wtime() + seconds;
+  for (;;) {
+    int done = 0;
+    ACCRETE_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+    if (done) return true;
+    if (MPI_Wtime() > until) return false;
+    sched_yield();
+  }
+}
+
+void shared_block::sync() const noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!st.up || !wins_) return;
+  MPI_Win_sync(wins_->node != MPI_WIN_NULL ? wins_->node : wins_->world);
+}
+
+std::byte* shared_block::peer(int rank) const noexcept {
+  return (rank >= 0 && rank < st.size && peers_) ? peers_[rank] : nullptr;
+}
+
+}  // namespace accrete::detail

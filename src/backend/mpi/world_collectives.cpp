@@ -1,0 +1,150 @@
+// Collectives over accrete's private world communicator for data
+// structures (their constructors, commits and exchanges), and the opaque
+// request handle they return.
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "accrete/error.hpp"
+#include "backend/mpi/state.hpp"
+
+namespace accrete::detail {
+
+static_assert(sizeof(MPI_Request) <= 8 && alignof(MPI_Request) <= 8, "request::handle_ must hold an MPI_Request");
+
+// The one place that turns the opaque handle into an MPI_Request.
+struct request_access {
+  static MPI_Request* raw(request& r) noexcept { return reinterpret_cast<MPI_Request*>(r.handle_); }
+  // Marks `r` pending and returns where MPI writes the new request.
+  static MPI_Request* start(request& r) noexcept {
+    r.pending_ = true;
+    return raw(r);
+  }
+};
+
+request::request(request&& o) noexcept { *this = std::move(o); }
+
+request& request::operator=(request&& o) noexcept {
+  std::memcpy(handle_, o.handle_, sizeof handle_);
+  pending_ = std::exchange(o.pending_, false);
+  return *this;
+}
+
+bool request::test() {
+  if (!pending_) return true;
+  int done = 0;
+  ACCRETE_MPI(MPI_Test(request_access::raw(*this), &done, MPI_STATUS_IGNORE));
+  if (done) pending_ = false;
+  return done != 0;
+}
+
+void request::wait() {
+  if (!pending_) return;
+  ACCRETE_MPI(MPI_Wait(request_access::raw(*this), MPI_STATUS_IGNORE));
+  pending_ = false;
+}
+
+request world_reduce_scatter_sum(const std::uint64_t* counts, std::uint64_t* mine) {
+  request r;
+  ACCRETE_MPI(MPI_Ireduce_scatter_block(counts, mine, 1, MPI_UINT64_T, MPI_SUM, st.world, request_access::start(r)));
+  return r;
+}
+
+request world_ibarrier() {
+  request r;
+  ACCRETE_MPI(MPI_Ibarrier(st.world, request_access::start(r)));
+  return r;
+}
+
+std::vector<std::int64_t> world_allgather(std::int64_t mine) {
+  std::vector<std::int64_t> all(std::size_t(st.size));
+  ACCRETE_MPI(MPI_Allgather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, st.world));
+  return all;
+}
+
+std::int64_t world_min(std::int64_t mine) {
+  std::int64_t out = 0;
+  ACCRETE_MPI(MPI_Allreduce(&mine, &out, 1, MPI_INT64_T, MPI_MIN, st.world));
+  return out;
+}
+
+void world_abort(int code) {
+  MPI_Abort(st.world, code);
+  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
+}
+
+void agree_on_arguments(std::exception_ptr local, const char* what) {
+  const std::int64_t first = world_min(local ? st.rank : INT_MAX);
+  if (first == INT_MAX) return;
+  if (local) std::rethrow_exception(local);
+  throw collective_misuse(std::string("accrete::") + what + ": the arguments were rejected on rank " +
+                          std::to_string(first) + " (see its exception); every process gives up together");
+}
+
+std::vector<std::byte> alltoallv_bytes(const std::byte* sbuf, const std::vector<std::size_t>& scount,
+                                       const std::vector<std::size_t>& sdisp, std::vector<std::size_t>& rcount,
+                                       std::vector<std::size_t>& rdisp, const std::function<void(request&)>& wait,
+                                       std::size_t int_limit) {
+  int_limit = std::min<std::size_t>(int_limit, INT_MAX);
+  const MPI_Comm comm = st.world;
+  const int np = st.size;
+  static_assert(sizeof(std::size_t) == sizeof(std::uint64_t));
+  rcount.assign(std::size_t(np), 0);
+  ACCRETE_MPI(MPI_Alltoall(scount.data(), 1, MPI_UINT64_T, rcount.data(), 1, MPI_UINT64_T, comm));
+  rdisp.assign(std::size_t(np) + 1, 0);
+  for (int k = 0; k < np; ++k) rdisp[k + 1] = rdisp[k] + rcount[k];
+  std::vector<std::byte> rbuf(rdisp[np]);
+  // Largest per-pair block anywhere decides the number of rounds, so that
+  // every process runs the same sequence of collectives.
+  // [0]: largest block of one pair; [1]: largest displacement end.
+  std::uint64_t big[2] = {0, 0}, all_big[2];
+  for (int k = 0; k < np; ++k) {
+    big[0] = std::max<std::uint64_t>({big[0], scount[k], rcount[k]});
+    big[1] = std::max<std::uint64_t>({big[1], sdisp[k] + scount[k], rdisp[k + 1]});
+  }
+  ACCRETE_MPI(MPI_Allreduce(big, all_big, 2, MPI_UINT64_T, MPI_MAX, comm));
+  std::vector<int> sc(np), sd(np), rc(np), rd(np);
+  if (all_big[0] <= int_limit && all_big[1] <= int_limit) {
+    for (int k = 0; k < np; ++k) {
+      sc[k] = int(scount[k]), sd[k] = int(sdisp[k]);
+      rc[k] = int(rcount[k]), rd[k] = int(rdisp[k]);
+    }
+    request r;
+    ACCRETE_MPI(MPI_Ialltoallv(sbuf, sc.data(), sd.data(), MPI_BYTE, rbuf.data(), rc.data(), rd.data(), MPI_BYTE,
+                               comm, request_access::start(r)));
+    wait(r);
+    return rbuf;
+  }
+  // Rounds: each moves at most `piece` bytes per pair, staged through
+  // buffers of at most np * piece bytes (int displacements).
+  const std::size_t piece = std::max<std::size_t>(1, int_limit / std::size_t(np) / 2);
+  const std::uint64_t rounds = (all_big[0] + piece - 1) / piece;
+  std::vector<std::byte> stage_s, stage_r;
+  for (std::uint64_t t = 0; t < rounds; ++t) {
+    const std::size_t lo = std::size_t(t) * piece;
+    int sat = 0, rat = 0;
+    for (int k = 0; k < np; ++k) {
+      sc[k] = int(scount[k] > lo ? std::min(piece, scount[k] - lo) : 0);
+      rc[k] = int(rcount[k] > lo ? std::min(piece, rcount[k] - lo) : 0);
+      sd[k] = sat, rd[k] = rat;
+      sat += sc[k], rat += rc[k];
+    }
+    stage_s.resize(std::size_t(sat));
+    stage_r.resize(std::size_t(rat));
+    for (int k = 0; k < np; ++k)
+      if (sc[k]) std::memcpy(stage_s.data() + sd[k], sbuf + sdisp[k] + lo, std::size_t(sc[k]));
+    request r;
+    ACCRETE_MPI(MPI_Ialltoallv(stage_s.data(), sc.data(), sd.data(), MPI_BYTE, stage_r.data(), rc.data(), rd.data(),
+                               MPI_BYTE, comm, request_access::start(r)));
+    wait(r);
+    for (int k = 0; k < np; ++k)
+      if (rc[k]) std::memcpy(rbuf.data() + rdisp[k] + lo, stage_r.data() + rd[k], std::size_t(rc[k]));
+  }
+  return rbuf;
+}
+
+}  // namespace accrete::detail
