@@ -8,6 +8,8 @@
 //  - sizes that overflow, non-square fill_lower, use after destruction;
 //  - packets larger than the memory cap are split, the cap holds;
 //  - a malformed packet message is rejected whole.
+// White-box test: reaches into accrete/detail/.
+#define ACCRETE_INTERNAL_INCLUDE
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,8 @@
 // Non-blocking collectives on teams: barrier_async, broadcast (values,
 // buffers, serialized containers), reduce_one / reduce_all with built-in and
 // user operators; exact values at every process count.
+// White-box test: reaches into accrete/detail/.
+#define ACCRETE_INTERNAL_INCLUDE
 #include <algorithm>
 #include <cstdint>
 #include <limits>

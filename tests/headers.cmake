@@ -1,5 +1,8 @@
 # Every public header compiles on its own (and twice, to check its guard).
+# accrete/detail/ headers are internal: they compile only behind a public
+# header or with ACCRETE_INTERNAL_INCLUDE (the library's own sources).
 file(GLOB_RECURSE _accrete_public_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/accrete/*.hpp)
+list(FILTER _accrete_public_headers EXCLUDE REGEX "/accrete/detail/")
 set(_hdr_sources "")
 foreach(h ${_accrete_public_headers})
   file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR}/include ${h})
@@ -10,3 +13,16 @@ foreach(h ${_accrete_public_headers})
 endforeach()
 add_library(accrete_header_check OBJECT ${_hdr_sources})
 target_link_libraries(accrete_header_check PRIVATE accrete::accrete)
+
+# A user's file that includes an internal header directly must not compile,
+# and must say why.
+add_test(NAME internal_header_guard
+  COMMAND ${CMAKE_CXX_COMPILER} -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+          ${CMAKE_CURRENT_SOURCE_DIR}/internal_include_check.cpp)
+set_tests_properties(internal_header_guard PROPERTIES
+  PASS_REGULAR_EXPRESSION "accrete/detail/ headers are internal to accrete")
+
+# <mpi.h> stays behind the backend seam: only src/backend/mpi/ and the two
+# public MPI-interop headers (team.hpp, matrix/process_grid.hpp) include it.
+add_test(NAME mpi_header_seam
+  COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi_seam_check.cmake)

@@ -23,6 +23,12 @@
 // A bad (null, out-of-segment or misaligned) pointer throws bad_global_ptr.
 //
 // Thread-safety: call from the thread that drives the runtime.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_ATOMIC
+#endif
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -34,6 +40,11 @@
 #include "accrete/future.hpp"
 #include "accrete/global_ptr.hpp"
 #include "accrete/team.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_ATOMIC
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_ATOMIC
+#endif
 
 namespace accrete {
 

@@ -49,6 +49,12 @@
 // Errors: a root outside the team throws std::out_of_range; MPI errors throw
 // accrete::error. Thread-safety: call from the thread that drives the
 // runtime.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_COLLECTIVES
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -64,6 +70,11 @@
 #include "accrete/promise.hpp"
 #include "accrete/serialization.hpp"
 #include "accrete/team.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_COLLECTIVES
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_COLLECTIVES
+#endif
 
 namespace accrete {
 

@@ -22,6 +22,12 @@
 // dist_objects must be destroyed before finalize(). Not copyable, not movable.
 //
 // Thread-safety: call from the thread that drives the runtime.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_DIST_OBJECT
+#endif
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +39,11 @@
 #include "accrete/rpc.hpp"
 #include "accrete/serialization.hpp"
 #include "accrete/team.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_DIST_OBJECT
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_DIST_OBJECT
+#endif
 
 namespace accrete {
 

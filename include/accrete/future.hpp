@@ -30,6 +30,12 @@
 // null pointer: no allocation, no refcount traffic. A pending then() costs
 // one allocation (callback and result state share it); a pending when_all
 // one allocation; copying a handle is a non-atomic increment.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_FUTURE
+#endif
+
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -38,6 +44,11 @@
 #include <utility>
 
 #include "accrete/detail/future_state.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_FUTURE
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_FUTURE
+#endif
 
 namespace accrete {
 

@@ -1,5 +1,11 @@
 #pragma once
 // Global pointers: {rank, offset} into a process's shared segment.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_GLOBAL_PTR
+#endif
+
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +16,11 @@
 
 #include "accrete/detail/backend.hpp"
 #include "accrete/error.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_GLOBAL_PTR
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_GLOBAL_PTR
+#endif
 
 namespace accrete {
 

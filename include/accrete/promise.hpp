@@ -21,6 +21,12 @@
 // Misuse (negative counts, fulfilling below zero, supplying values twice,
 // require_anonymous on a ready promise, finalize twice, using a moved-from
 // promise) throws std::logic_error.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_PROMISE
+#endif
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -28,6 +34,11 @@
 
 #include "accrete/detail/future_state.hpp"
 #include "accrete/future.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_PROMISE
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_PROMISE
+#endif
 
 namespace accrete {
 

@@ -36,6 +36,12 @@
 // rpc_ff (accrete::error for a null function pointer).
 //
 // Thread-safety: call from the thread that drives the runtime.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_REMOTE_COMPLETION
+#endif
+
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -50,6 +56,11 @@
 #include "accrete/promise.hpp"
 #include "accrete/rma.hpp"
 #include "accrete/rpc.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_REMOTE_COMPLETION
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_REMOTE_COMPLETION
+#endif
 
 namespace accrete {
 

@@ -19,6 +19,12 @@
 // size are split as MPI requires.
 //
 // Thread safety: call from the thread that drives the runtime.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_RMA
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -29,6 +35,11 @@
 #include "accrete/future.hpp"
 #include "accrete/global_ptr.hpp"
 #include "accrete/promise.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_RMA
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_RMA
+#endif
 
 namespace accrete {
 

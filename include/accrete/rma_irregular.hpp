@@ -25,6 +25,12 @@
 // Completion, paths, progress and thread safety: as for rput_strided /
 // rget_strided (rma_strided.hpp). The MPI path issues one hindexed-datatype
 // operation or a batch of contiguous ones, chosen by the measured threshold.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_RMA_IRREGULAR
+#endif
+
 #include <cstddef>
 #include <iterator>
 #include <memory>
@@ -42,6 +48,11 @@
 #include "accrete/promise.hpp"
 #include "accrete/rma.hpp"
 #include "accrete/rma_strided.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_RMA_IRREGULAR
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_RMA_IRREGULAR
+#endif
 
 namespace accrete {
 

@@ -35,6 +35,12 @@
 //
 // Progress: only internal progress happens inside these calls.
 // Thread safety: call from the thread that drives the runtime.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_RMA_STRIDED
+#endif
+
 #include <array>
 #include <cstddef>
 #include <memory>
@@ -48,6 +54,11 @@
 #include "accrete/global_ptr.hpp"
 #include "accrete/promise.hpp"
 #include "accrete/rma.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_RMA_STRIDED
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_RMA_STRIDED
+#endif
 
 namespace accrete {
 

@@ -41,6 +41,12 @@
 // receiver's progress call; unknown handler ids are rejected by the backend.
 //
 // Thread-safety: call from the thread that drives the runtime.
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_RPC
+#endif
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -60,6 +66,11 @@
 #include "accrete/serialization.hpp"
 #include "accrete/team.hpp"
 #include "accrete/view.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_RPC
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_RPC
+#endif
 
 namespace accrete {
 namespace detail {

@@ -4,6 +4,8 @@
 // accrete::serialization_error; anything else (another exception, a read
 // past the buffer, UB) is a crash the fuzzer reports. Built with clang only
 // (tests/fuzz.cmake); a short run is part of the test suite.
+// White-box test: reaches into accrete/detail/.
+#define ACCRETE_INTERNAL_INCLUDE
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,7 @@
 // Writes one valid message per shape of deserialize_fuzz.cpp (first byte =
 // shape) into the directory given, so the fuzzer starts from real encodings.
+// White-box test: reaches into accrete/detail/.
+#define ACCRETE_INTERNAL_INCLUDE
 #include <array>
 #include <cstdint>
 #include <cstring>

@@ -1,4 +1,5 @@
 #pragma once
+#include "accrete/detail/internal.hpp"
 // The assembly engine: everything a data structure needs to accumulate
 // asynchronous indexed updates into parts owned by other processes, and to
 // end a round with a collective commit. convergent_matrix is a thin typed

@@ -1,4 +1,5 @@
 #pragma once
+#include "accrete/detail/internal.hpp"
 // The interface between accrete's runtime and its one transport backend
 // (src/backend/mpi/). Everything above this line speaks in world ranks,
 // segment offsets, completions, messages and opaque request handles; only

@@ -1,4 +1,5 @@
 #pragma once
+#include "accrete/detail/internal.hpp"
 // Remote atomics in the MPI backend (src/backend/mpi/atomics.cpp).
 //
 // All atomics go through one window over every process's segment so that

@@ -1,4 +1,5 @@
 #pragma once
+#include "accrete/detail/internal.hpp"
 // Shared state behind accrete::future / accrete::promise (internal).
 //
 // Single-threaded by design: a state, and every future/promise handle that

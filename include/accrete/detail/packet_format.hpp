@@ -1,4 +1,5 @@
 #pragma once
+#include "accrete/detail/internal.hpp"
 // The wire format of assembly packets, shared by the sender (packing), the
 // receiver (parsing) and the fuzz target. Header-only and free of MPI.
 //

@@ -1,4 +1,5 @@
 #pragma once
+#include "accrete/detail/internal.hpp"
 // Non-template half of RPC and dist_object (defined in src/rpc.cpp).
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,5 @@
 #pragma once
+#include "accrete/detail/internal.hpp"
 // Backend half of the non-contiguous transfers (rma_strided.hpp,
 // rma_irregular.hpp). The public templates reduce every call to byte
 // sections and fragment lists; validation, the node-local copy and the MPI

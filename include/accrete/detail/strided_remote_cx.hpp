@@ -1,4 +1,5 @@
 #pragma once
+#include "accrete/detail/internal.hpp"
 // Glue between the non-contiguous puts and remote completions
 // (accrete/remote_completion.hpp: remote_cx::as_rpc), so strided and
 // irregular puts accept the same completion objects as rput.

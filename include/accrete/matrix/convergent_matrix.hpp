@@ -1,6 +1,12 @@
 #pragma once
 // convergent_matrix<T>: a dense block-cyclic matrix assembled from
 // asynchronous indexed-slice += updates (after French et al., IPDPS 2015).
+// Lets this header include accrete/detail/ headers (see detail/internal.hpp).
+#ifndef ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE
+#define ACCRETE_PUBLIC_INCLUDE_MATRIX_CONVERGENT_MATRIX
+#endif
+
 #include <array>
 #include <cstdint>
 #include <span>
@@ -10,6 +16,11 @@
 #include "accrete/detail/assembly_engine.hpp"
 #include "accrete/matrix/block_cyclic.hpp"
 #include "accrete/matrix/process_grid.hpp"
+
+#ifdef ACCRETE_PUBLIC_INCLUDE_MATRIX_CONVERGENT_MATRIX
+#undef ACCRETE_PUBLIC_INCLUDE
+#undef ACCRETE_PUBLIC_INCLUDE_MATRIX_CONVERGENT_MATRIX
+#endif
 
 namespace accrete {
 
