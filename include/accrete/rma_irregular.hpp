@@ -116,95 +116,66 @@ future<> irregular_op(bool put, const char* what, const std::vector<local_frag>&
     if constexpr (has_rcx) fire_remote(rank, rcx);
     return make_future();
   }
-  std::shared_ptr<promise<>> own;
-  promise<>* target = p;
-  if (!p) {
-    own = std::make_shared<promise<>>();
-    target = own.get();
-  } else {
-    p->require_anonymous(1);
-  }
-  completion done = [own, target, rank, rcx = std::move(rcx)]() mutable {
-    if constexpr (has_rcx)
-      fire_remote(rank, rcx);
-    else
-      (void)rank;
-    target->fulfill_anonymous(1);
-  };
+  auto [done, f] = transfer_completion(p, rank, std::move(rcx));
   bool eager = put ? irregular_put(rank, local, remote.frags, done) : irregular_get(rank, remote.frags, local, done);
   if (eager) defer(std::move(done));  // nothing to move: all fragments were empty
-  return p ? future<>() : own->get_future();
+  return std::move(f);
+}
+
+// Builds both fragment lists and runs the transfer. The local side's
+// fragments come from [lb, le), the remote side's from [rb, re); `ptr` and
+// `len` read a fragment's pointer and element count (a (pointer, length)
+// tuple, or a bare pointer with the regular forms' fixed length).
+template <class T, class LIt, class RIt, class LPtr, class LLen, class RPtr, class RLen, class Rcx>
+future<> fragments_op(bool put, const char* what, LIt lb, LIt le, LPtr lptr, LLen llen, RIt rb, RIt re, RPtr rptr,
+                      RLen rlen, promise<>* p, Rcx rcx) {
+  static_assert(rma_ok<T>, "irregular transfers: element type must be trivially copyable");
+  const char* lside = put ? "source" : "destination";
+  const char* rside = put ? "destination" : "source";
+  std::vector<local_frag> l;
+  remote_list<T> r;
+  reserve_for(lb, le, l);
+  reserve_for(rb, re, r.frags);
+  for (std::size_t i = 0; lb != le; ++lb, ++i)
+    l.push_back({reinterpret_cast<const std::byte*>(lptr(*lb)), frag_bytes(what, lside, i, llen(*lb), sizeof(T))});
+  for (; rb != re; ++rb) r.add(what, rside, rptr(*rb), rlen(*rb));
+  return irregular_op<T>(put, what, l, r, p, std::move(rcx));
+}
+
+inline constexpr auto tuple_ptr = [](const auto& f) { return std::get<0>(f); };
+inline constexpr auto tuple_len = [](const auto& f) { return std::size_t(std::get<1>(f)); };
+inline constexpr auto bare_ptr = [](const auto& f) { return f; };
+inline auto fixed_len(std::size_t n) {
+  return [n](const auto&) { return n; };
 }
 
 template <class SrcIt, class DstIt, class Rcx>
 future<> rput_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* p, Rcx rcx) {
-  using G = frag_ptr_t<DstIt>;
-  using T = typename gptr_elem<G>::type;
-  static_assert(rma_ok<T>, "rput_irregular: element type must be trivially copyable");
-  std::vector<local_frag> l;
-  remote_list<T> r;
-  reserve_for(sb, se, l);
-  reserve_for(db, de, r.frags);
-  for (std::size_t i = 0; sb != se; ++sb, ++i) {
-    const T* ptr = std::get<0>(*sb);
-    l.push_back({reinterpret_cast<const std::byte*>(ptr),
-                 frag_bytes("rput_irregular", "source", i, std::get<1>(*sb), sizeof(T))});
-  }
-  for (; db != de; ++db) r.add("rput_irregular", "destination", std::get<0>(*db), std::get<1>(*db));
-  return irregular_op<T>(true, "rput_irregular", l, r, p, std::move(rcx));
+  using T = typename gptr_elem<frag_ptr_t<DstIt>>::type;
+  return fragments_op<T>(true, "rput_irregular", sb, se, tuple_ptr, tuple_len, db, de, tuple_ptr, tuple_len, p,
+                         std::move(rcx));
 }
 
 template <class SrcIt, class DstIt>
 future<> rget_irregular_impl(SrcIt sb, SrcIt se, DstIt db, DstIt de, promise<>* p) {
-  using G = frag_ptr_t<SrcIt>;
-  using T = typename gptr_elem<G>::type;
-  static_assert(rma_ok<T>, "rget_irregular: element type must be trivially copyable");
-  std::vector<local_frag> l;
-  remote_list<T> r;
-  reserve_for(sb, se, r.frags);
-  reserve_for(db, de, l);
-  for (; sb != se; ++sb) r.add("rget_irregular", "source", std::get<0>(*sb), std::get<1>(*sb));
-  for (std::size_t i = 0; db != de; ++db, ++i) {
-    T* ptr = std::get<0>(*db);
-    l.push_back({reinterpret_cast<const std::byte*>(ptr),
-                 frag_bytes("rget_irregular", "destination", i, std::get<1>(*db), sizeof(T))});
-  }
-  return irregular_op<T>(false, "rget_irregular", l, r, p, no_remote_cx{});
+  using T = typename gptr_elem<frag_ptr_t<SrcIt>>::type;
+  return fragments_op<T>(false, "rget_irregular", db, de, tuple_ptr, tuple_len, sb, se, tuple_ptr, tuple_len, p,
+                         no_remote_cx{});
 }
 
 template <class SrcIt, class DstIt, class Rcx>
 future<> rput_regular_impl(SrcIt sb, SrcIt se, std::size_t sl, DstIt db, DstIt de, std::size_t dl, promise<>* p,
                            Rcx rcx) {
-  using G = std::remove_cvref_t<decltype(*db)>;
-  using T = typename gptr_elem<G>::type;
-  static_assert(rma_ok<T>, "rput_regular: element type must be trivially copyable");
-  std::vector<local_frag> l;
-  remote_list<T> r;
-  reserve_for(sb, se, l);
-  reserve_for(db, de, r.frags);
-  for (std::size_t i = 0; sb != se; ++sb, ++i) {
-    const T* ptr = *sb;
-    l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rput_regular", "source", i, sl, sizeof(T))});
-  }
-  for (; db != de; ++db) r.add("rput_regular", "destination", *db, dl);
-  return irregular_op<T>(true, "rput_regular", l, r, p, std::move(rcx));
+  using T = typename gptr_elem<std::remove_cvref_t<decltype(*db)>>::type;
+  return fragments_op<T>(true, "rput_regular", sb, se, bare_ptr, fixed_len(sl), db, de, bare_ptr, fixed_len(dl), p,
+                         std::move(rcx));
 }
 
 template <class SrcIt, class DstIt>
 future<> rget_regular_impl(SrcIt sb, SrcIt se, std::size_t sl, DstIt db, DstIt de, std::size_t dl, promise<>* p) {
-  using G = std::remove_cvref_t<decltype(*sb)>;
-  using T = typename gptr_elem<G>::type;
-  static_assert(rma_ok<T>, "rget_regular: element type must be trivially copyable");
-  std::vector<local_frag> l;
-  remote_list<T> r;
-  reserve_for(sb, se, r.frags);
-  reserve_for(db, de, l);
-  for (; sb != se; ++sb) r.add("rget_regular", "source", *sb, sl);
-  for (std::size_t i = 0; db != de; ++db, ++i) {
-    T* ptr = *db;
-    l.push_back({reinterpret_cast<const std::byte*>(ptr), frag_bytes("rget_regular", "destination", i, dl, sizeof(T))});
-  }
-  return irregular_op<T>(false, "rget_regular", l, r, p, no_remote_cx{});
+  using T = typename gptr_elem<std::remove_cvref_t<decltype(*sb)>>::type;
+  return fragments_op<T>(false, "rget_regular", db, de, bare_ptr, fixed_len(dl), sb, se, bare_ptr, fixed_len(sl), p,
+                         no_remote_cx{});
 }
 
 }  // namespace detail

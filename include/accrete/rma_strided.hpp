@@ -90,26 +90,12 @@ future<> strided_op(bool put, const char* what, int rank, std::uint64_t off, std
     if constexpr (has_rcx) fire_remote(rank, rcx);
     return make_future();
   }
-  std::shared_ptr<promise<>> own;
-  promise<>* target = p;
-  if (!p) {
-    own = std::make_shared<promise<>>();
-    target = own.get();
-  } else {
-    p->require_anonymous(1);
-  }
-  completion done = [own, target, rank, rcx = std::move(rcx)]() mutable {
-    if constexpr (has_rcx)
-      fire_remote(rank, rcx);
-    else
-      (void)rank;
-    target->fulfill_anonymous(1);
-  };
+  auto [done, f] = transfer_completion(p, rank, std::move(rcx));
   if (put)
     strided_put(rank, off, local, plan, std::move(done));
   else
     strided_get(rank, off, local, plan, std::move(done));
-  return p ? future<>() : own->get_future();
+  return std::move(f);
 }
 
 }  // namespace detail

@@ -1,5 +1,4 @@
 #pragma once
-#include "accrete/detail/internal.hpp"
 // The assembly engine: everything a data structure needs to accumulate
 // asynchronous indexed updates into parts owned by other processes, and to
 // end a round with a collective commit. convergent_matrix is a thin typed
@@ -12,6 +11,7 @@
 //   exchange.cpp  the strategies (packets, alltoall) and coalescing buffers
 //   kernels.hpp   the typed loops: direct stores, packing, receive-side apply
 // Internal: nothing here is public API.
+#include "accrete/detail/internal.hpp"
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

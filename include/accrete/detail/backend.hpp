@@ -1,10 +1,10 @@
 #pragma once
-#include "accrete/detail/internal.hpp"
 // The interface between accrete's runtime and its one transport backend
 // (src/backend/mpi/). Everything above this line speaks in world ranks,
 // segment offsets, completions, messages and opaque request handles; only
 // the backend sees MPI (this header does not include <mpi.h>, so neither
 // does any data structure built on it).
+#include "accrete/detail/internal.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <exception>

@@ -1,11 +1,11 @@
 #pragma once
-#include "accrete/detail/internal.hpp"
 // Remote atomics in the MPI backend (src/backend/mpi/atomics.cpp).
 //
 // All atomics go through one window over every process's segment so that
 // they are atomic with respect to each other wherever they come from: the
 // backend's world window (segment_window()), locked with MPI_Win_lock_all
 // from init to finalize. No private window is ever created.
+#include "accrete/detail/internal.hpp"
 #include <cstdint>
 
 namespace accrete::detail {

@@ -1,8 +1,8 @@
 #pragma once
-#include "accrete/detail/internal.hpp"
 // Strict parsing of ACCRETE_* environment variables. A variable that is set
 // but malformed is an error naming the variable and its value: a typo must
 // never silently select a default (a 64-byte segment, no timeout, ...).
+#include "accrete/detail/internal.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <optional>

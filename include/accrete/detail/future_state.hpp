@@ -1,5 +1,4 @@
 #pragma once
-#include "accrete/detail/internal.hpp"
 // Shared state behind accrete::future / accrete::promise (internal).
 //
 // Single-threaded by design: a state, and every future/promise handle that
@@ -17,6 +16,7 @@
 //    constant stack depth.
 //  * Destruction is iterative too (thread-local dead list), so dropping an
 //    unfulfilled chain of any length does not recurse.
+#include "accrete/detail/internal.hpp"
 #include <cstdint>
 #include <exception>
 #include <optional>

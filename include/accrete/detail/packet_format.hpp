@@ -1,5 +1,4 @@
 #pragma once
-#include "accrete/detail/internal.hpp"
 // The wire format of assembly packets, shared by the sender (packing), the
 // receiver (parsing) and the fuzz target. Header-only and free of MPI.
 //
@@ -8,6 +7,7 @@
 // A message is a sequence of packets. The receiver validates a whole message
 // before it applies any packet of it, so a corrupt or hostile message is
 // rejected whole and never partly applied.
+#include "accrete/detail/internal.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -1,6 +1,6 @@
 #pragma once
-#include "accrete/detail/internal.hpp"
 // Non-template half of RPC and dist_object (defined in src/rpc.cpp).
+#include "accrete/detail/internal.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <functional>

@@ -1,10 +1,10 @@
 #pragma once
-#include "accrete/detail/internal.hpp"
 // Backend half of the non-contiguous transfers (rma_strided.hpp,
 // rma_irregular.hpp). The public templates reduce every call to byte
 // sections and fragment lists; validation, the node-local copy and the MPI
 // path (derived datatypes or batched contiguous MPI_Put/MPI_Get on the
 // segment window) live in src/backend/mpi/strided.cpp.
+#include "accrete/detail/internal.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <vector>
