@@ -50,21 +50,6 @@ namespace accrete {
 
 namespace detail {
 template <class T>
-constexpr atomic_type atomic_type_of() {
-  if constexpr (std::is_same_v<T, std::int32_t>)
-    return atomic_type::i32;
-  else if constexpr (std::is_same_v<T, std::int64_t>)
-    return atomic_type::i64;
-  else if constexpr (std::is_same_v<T, std::uint32_t>)
-    return atomic_type::u32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>)
-    return atomic_type::u64;
-  else if constexpr (std::is_same_v<T, float>)
-    return atomic_type::f32;
-  else
-    return atomic_type::f64;
-}
-template <class T>
 inline constexpr bool atomic_supported =
     std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint32_t> ||
     std::is_same_v<T, std::uint64_t> || std::is_same_v<T, float> || std::is_same_v<T, double>;
@@ -102,17 +87,17 @@ class atomic_domain {
   }
   /// Adds v; fetch_ returns the previous value.
   future<T> fetch_add(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return fetch(p, detail::atomic_op::sum, v, "fetch_add");
+    return fetch(p, detail::atomic_op::add, v, "fetch_add");
   }
   future<> add(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return apply(p, detail::atomic_op::sum, v, "add");
+    return apply(p, detail::atomic_op::add, v, "add");
   }
   /// Subtracts v (wrapping for unsigned T); fetch_ returns the previous value.
   future<T> fetch_sub(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return fetch(p, detail::atomic_op::sum, negate(v), "fetch_sub");
+    return fetch(p, detail::atomic_op::add, negate(v), "fetch_sub");
   }
   future<> sub(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return apply(p, detail::atomic_op::sum, negate(v), "sub");
+    return apply(p, detail::atomic_op::add, negate(v), "sub");
   }
   /// Sets the value to min/max(old, v); fetch_ returns the previous value.
   future<T> fetch_min(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
@@ -145,7 +130,7 @@ class atomic_domain {
   future<T> compare_exchange(global_ptr<T> p, T expected, T desired, std::memory_order = std::memory_order_seq_cst) {
     check(p, "compare_exchange");
     T old{};
-    detail::atomic_compare_swap(p.where(), p.offset(), detail::atomic_type_of<T>(), &expected, &desired, &old);
+    detail::atomic_compare_swap(p.where(), p.offset(), detail::scalar_type_of<T>(), &expected, &desired, &old);
     return make_future(old);
   }
 
@@ -169,12 +154,12 @@ class atomic_domain {
   future<T> fetch(global_ptr<T> p, detail::atomic_op op, T v, const char* what) {
     check(p, what);
     T old{};
-    detail::atomic_fetch_op(p.where(), p.offset(), detail::atomic_type_of<T>(), op, &v, &old);
+    detail::atomic_fetch_op(p.where(), p.offset(), detail::scalar_type_of<T>(), op, &v, &old);
     return make_future(old);
   }
   future<> apply(global_ptr<T> p, detail::atomic_op op, T v, const char* what) {
     check(p, what);
-    detail::atomic_accumulate(p.where(), p.offset(), detail::atomic_type_of<T>(), op, &v);
+    detail::atomic_accumulate(p.where(), p.offset(), detail::scalar_type_of<T>(), op, &v);
     return make_future();
   }
 

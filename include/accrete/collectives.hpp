@@ -65,6 +65,7 @@
 #include <utility>
 #include <vector>
 
+#include "accrete/detail/scalar_type.hpp"
 #include "accrete/detail/backend.hpp"
 #include "accrete/future.hpp"
 #include "accrete/promise.hpp"
@@ -87,7 +88,7 @@ void barrier(const team& t = world());
 // ---- operators -------------------------------------------------------------------
 
 namespace detail {
-enum class coll_op : int { add, mul, min, max, band, bor, bxor };
+using coll_op = scalar_op;
 template <coll_op K>
 struct fast_op {
   static constexpr coll_op kind = K;
@@ -123,34 +124,7 @@ inline constexpr detail::fast_op<detail::coll_op::bxor> op_fast_bit_xor{};
 // ---- backend interface (src/backend/mpi/collectives.cpp) ------------------------------
 
 namespace detail {
-/// Element types with an MPI equivalent.
-enum class coll_type : int { none, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, ldbl };
-
-template <class T>
-constexpr coll_type coll_type_of() {
-  if constexpr (std::is_same_v<T, bool>)
-    return coll_type::none;
-  else if constexpr (std::is_integral_v<T>) {
-    constexpr bool s = std::is_signed_v<T>;
-    if constexpr (sizeof(T) == 1)
-      return s ? coll_type::i8 : coll_type::u8;
-    else if constexpr (sizeof(T) == 2)
-      return s ? coll_type::i16 : coll_type::u16;
-    else if constexpr (sizeof(T) == 4)
-      return s ? coll_type::i32 : coll_type::u32;
-    else if constexpr (sizeof(T) == 8)
-      return s ? coll_type::i64 : coll_type::u64;
-    else
-      return coll_type::none;
-  } else if constexpr (std::is_same_v<T, float>)
-    return coll_type::f32;
-  else if constexpr (std::is_same_v<T, double>)
-    return coll_type::f64;
-  else if constexpr (std::is_same_v<T, long double>)
-    return coll_type::ldbl;
-  else
-    return coll_type::none;
-}
+using coll_type = scalar_type;
 
 template <class Op>
 struct builtin_op : std::false_type {};
@@ -161,7 +135,7 @@ struct builtin_op<fast_op<K>> : std::true_type {};
 /// bitwise ops on floating point, and min/max/sum/prod on all arithmetic).
 template <class T, class Op>
 constexpr bool mpi_reducible() {
-  if constexpr (!builtin_op<Op>::value || coll_type_of<T>() == coll_type::none)
+  if constexpr (!builtin_op<Op>::value || scalar_type_of<T>() == coll_type::none)
     return false;
   else if constexpr (Op::kind == coll_op::band || Op::kind == coll_op::bor || Op::kind == coll_op::bxor)
     return std::is_integral_v<T>;
@@ -208,7 +182,7 @@ inline constexpr bool reduce_ok = std::is_trivially_copyable_v<T>&& std::is_defa
 template <class T, class Op>
 void start_reduce(const T* src, T* dst, std::size_t count, const Op* op, int root, const team& t, completion done) {
   if constexpr (mpi_reducible<T, Op>())
-    coll_ireduce(src, dst, count, coll_type_of<T>(), Op::kind, root, t, std::move(done));
+    coll_ireduce(src, dst, count, scalar_type_of<T>(), Op::kind, root, t, std::move(done));
   else
     coll_ireduce_user(src, dst, count, sizeof(T), &user_op_trampoline<T, Op>, op, root, t, std::move(done));
 }

@@ -8,10 +8,12 @@
 #include "accrete/detail/internal.hpp"
 #include <cstdint>
 
+#include "accrete/detail/scalar_type.hpp"
+
 namespace accrete::detail {
 
-enum class atomic_type : std::uint8_t { i32, i64, u32, u64, f32, f64 };
-enum class atomic_op : std::uint8_t { no_op, replace, sum, min, max, band, bor, bxor };
+using atomic_type = scalar_type;
+using atomic_op = scalar_op;
 
 /// Counts live atomic domains (atomics without one are rejected); pairs with
 /// atomics_release(). Not collective.

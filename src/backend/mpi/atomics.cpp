@@ -7,6 +7,7 @@
 #include "accrete/detail/backend.hpp"
 #include "accrete/detail/backend_atomics.hpp"
 #include "accrete/error.hpp"
+#include "backend/mpi/mpi_types.hpp"
 #include "backend/mpi/state.hpp"
 
 namespace accrete::detail {
@@ -17,24 +18,6 @@ MPI_Win win() {
   MPI_Win w = segment_window();
   if (w == MPI_WIN_NULL || users == 0) throw error("accrete: atomic operation without a live atomic_domain");
   return w;
-}
-
-MPI_Datatype mpi_type(atomic_type t) {
-  switch (t) {
-    case atomic_type::i32:
-      return MPI_INT32_T;
-    case atomic_type::i64:
-      return MPI_INT64_T;
-    case atomic_type::u32:
-      return MPI_UINT32_T;
-    case atomic_type::u64:
-      return MPI_UINT64_T;
-    case atomic_type::f32:
-      return MPI_FLOAT;
-    case atomic_type::f64:
-      return MPI_DOUBLE;
-  }
-  return MPI_DATATYPE_NULL;
 }
 
 // MPI_Compare_and_swap takes integer types only: floats compare as bits.
@@ -49,27 +32,6 @@ MPI_Datatype cas_type(atomic_type t) {
   }
 }
 
-MPI_Op mpi_op(atomic_op op) {
-  switch (op) {
-    case atomic_op::no_op:
-      return MPI_NO_OP;
-    case atomic_op::replace:
-      return MPI_REPLACE;
-    case atomic_op::sum:
-      return MPI_SUM;
-    case atomic_op::min:
-      return MPI_MIN;
-    case atomic_op::max:
-      return MPI_MAX;
-    case atomic_op::band:
-      return MPI_BAND;
-    case atomic_op::bor:
-      return MPI_BOR;
-    case atomic_op::bxor:
-      return MPI_BXOR;
-  }
-  return MPI_OP_NULL;
-}
 }  // namespace
 
 void atomics_acquire() {

@@ -14,6 +14,7 @@
 #include "accrete/detail/backend.hpp"
 #include "accrete/error.hpp"
 #include "accrete/promise.hpp"
+#include "backend/mpi/mpi_types.hpp"
 #include "backend/mpi/state.hpp"
 
 namespace accrete {
@@ -35,80 +36,6 @@ completion countdown(std::size_t n, completion done) {
   return [left, d] {
     if (--*left == 0) (*d)();
   };
-}
-
-MPI_Datatype mpi_type(coll_type t) {
-  switch (t) {
-    case coll_type::i8:
-      return MPI_INT8_T;
-    case coll_type::i16:
-      return MPI_INT16_T;
-    case coll_type::i32:
-      return MPI_INT32_T;
-    case coll_type::i64:
-      return MPI_INT64_T;
-    case coll_type::u8:
-      return MPI_UINT8_T;
-    case coll_type::u16:
-      return MPI_UINT16_T;
-    case coll_type::u32:
-      return MPI_UINT32_T;
-    case coll_type::u64:
-      return MPI_UINT64_T;
-    case coll_type::f32:
-      return MPI_FLOAT;
-    case coll_type::f64:
-      return MPI_DOUBLE;
-    case coll_type::ldbl:
-      return MPI_LONG_DOUBLE;
-    case coll_type::none:
-      break;
-  }
-  throw error("accrete: reduction on a type without an MPI equivalent");
-}
-
-std::size_t type_bytes(coll_type t) {
-  switch (t) {
-    case coll_type::i8:
-    case coll_type::u8:
-      return 1;
-    case coll_type::i16:
-    case coll_type::u16:
-      return 2;
-    case coll_type::i32:
-    case coll_type::u32:
-    case coll_type::f32:
-      return 4;
-    case coll_type::i64:
-    case coll_type::u64:
-    case coll_type::f64:
-      return 8;
-    case coll_type::ldbl:
-      return sizeof(long double);
-    case coll_type::none:
-      break;
-  }
-  return 1;
-}
-
-MPI_Op mpi_op(coll_op o) {
-  switch (o) {
-    case coll_op::add:
-      return MPI_SUM;
-    case coll_op::mul:
-      return MPI_PROD;
-    case coll_op::min:
-      return MPI_MIN;
-    case coll_op::max:
-      return MPI_MAX;
-    case coll_op::band:
-      return MPI_BAND;
-    case coll_op::bor:
-      return MPI_BOR;
-    case coll_op::bxor:
-      return MPI_BXOR;
-  }
-  return MPI_OP_NULL;
 }
 
 // ---- user operators ---------------------------------------------------------------
@@ -243,7 +170,7 @@ void ireduce(const void* src, void* dst, std::size_t count, std::size_t elem, MP
 void coll_ireduce(const void* src, void* dst, std::size_t count, coll_type ty, coll_op op, int root, const team& t,
                   completion done) {
   MPI_Comm c = comm_of(root < 0 ? "reduce_all" : "reduce_one", t);
-  ireduce(src, dst, count, type_bytes(ty), mpi_type(ty), mpi_op(op), root, c, t.rank_me(), std::move(done));
+  ireduce(src, dst, count, scalar_bytes(ty), mpi_type(ty), mpi_op(op), root, c, t.rank_me(), std::move(done));
 }
 
 void coll_ireduce_user(const void* src, void* dst, std::size_t count, std::size_t elem, coll_user_fn fn,

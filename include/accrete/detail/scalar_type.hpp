@@ -1,0 +1,42 @@
+#pragma once
+// Element types and operations with a transport equivalent, shared by the
+// collectives (reductions) and the remote atomics; the MPI backend maps
+// them to MPI datatypes and ops in one place (src/backend/mpi/mpi_types.hpp).
+#include "accrete/detail/internal.hpp"
+#include <type_traits>
+
+namespace accrete::detail {
+
+/// Element types with an MPI equivalent.
+enum class scalar_type : int { none, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, ldbl };
+
+template <class T>
+constexpr scalar_type scalar_type_of() {
+  if constexpr (std::is_same_v<T, bool>)
+    return scalar_type::none;
+  else if constexpr (std::is_integral_v<T>) {
+    constexpr bool s = std::is_signed_v<T>;
+    if constexpr (sizeof(T) == 1)
+      return s ? scalar_type::i8 : scalar_type::u8;
+    else if constexpr (sizeof(T) == 2)
+      return s ? scalar_type::i16 : scalar_type::u16;
+    else if constexpr (sizeof(T) == 4)
+      return s ? scalar_type::i32 : scalar_type::u32;
+    else if constexpr (sizeof(T) == 8)
+      return s ? scalar_type::i64 : scalar_type::u64;
+    else
+      return scalar_type::none;
+  } else if constexpr (std::is_same_v<T, float>)
+    return scalar_type::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return scalar_type::f64;
+  else if constexpr (std::is_same_v<T, long double>)
+    return scalar_type::ldbl;
+  else
+    return scalar_type::none;
+}
+
+/// Reduction and atomic operations. replace and no_op are for atomics only.
+enum class scalar_op : int { add, mul, min, max, band, bor, bxor, replace, no_op };
+
+}  // namespace accrete::detail
