@@ -77,6 +77,19 @@ inline std::pair<future<>, state_base*> pending_op() {
   return {future_access::adopt(st), st};
 }
 
+// Shared body of the bulk put (put = true: local -> rank) and get with
+// future completion: copies directly when node-local (the future is ready),
+// else starts the MPI transfer, completed by counting.
+inline future<> contiguous_op(bool put, int rank, std::uint64_t off, void* local, std::size_t bytes) {
+  if (std::byte* base = segment_base(rank)) {
+    put ? local_copy(base + off, local, bytes) : local_copy(local, base + off, bytes);
+    return make_future();
+  }
+  auto [f, s] = pending_op();
+  put ? put_remote(rank, off, local, bytes, s) : get_remote(rank, off, local, bytes, s);
+  return f;
+}
+
 // Shared body of the bulk put/get with promise completion: copies directly
 // when node-local, else starts the MPI transfer, which fulfils one
 // dependency of `p` when complete.
@@ -106,13 +119,7 @@ void get_bytes(int rank, std::uint64_t off, void* dst, std::size_t bytes, P& p) 
 template <class T>
 requires detail::rma_ok<T> future<> rput(const T* src, global_ptr<T> dest, std::size_t count) {
   std::size_t bytes = detail::checked_bytes("rput", dest, count);
-  if (std::byte* base = detail::segment_base(dest.where())) {
-    detail::local_copy(base + dest.offset(), src, bytes);
-    return make_future();
-  }
-  auto [f, s] = detail::pending_op();
-  detail::put_remote(dest.where(), dest.offset(), src, bytes, s);
-  return f;
+  return detail::contiguous_op(true, dest.where(), dest.offset(), const_cast<T*>(src), bytes);
 }
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.
@@ -140,13 +147,7 @@ requires detail::rma_ok<T> future<> rput(const T& value, global_ptr<T> dest) {
 template <class T>
 requires detail::rma_ok<T> future<> rget(global_ptr<T> src, T* dest, std::size_t count) {
   std::size_t bytes = detail::checked_bytes("rget", src, count);
-  if (std::byte* base = detail::segment_base(src.where())) {
-    detail::local_copy(dest, base + src.offset(), bytes);
-    return make_future();
-  }
-  auto [f, s] = detail::pending_op();
-  detail::get_remote(src.where(), src.offset(), dest, bytes, s);
-  return f;
+  return detail::contiguous_op(false, src.where(), src.offset(), dest, bytes);
 }
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.

@@ -29,6 +29,12 @@ constexpr int bcast_tag_span = 0x2000;
 
 std::size_t pieces_for(std::size_t bytes) { return bytes == 0 ? 1 : (bytes + max_piece - 1) / max_piece; }
 
+// Calls f(offset, length) for each piece of at most max_piece bytes.
+template <class F>
+void for_each_piece(std::size_t bytes, F&& f) {
+  for (std::size_t off = 0; off < bytes; off += max_piece) f(off, int(std::min(max_piece, bytes - off)));
+}
+
 /// Runs `done` after `n` calls of the returned completion.
 completion countdown(std::size_t n, completion done) {
   auto left = std::make_shared<std::size_t>(n);
@@ -209,13 +215,11 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
     track_request(r, [size, each] { each(); });
     for (int dest = 0; dest < n; ++dest) {
       if (dest == root) continue;
-      for (std::size_t i = 0; i < pieces; ++i) {
-        std::size_t off = i * max_piece;
-        int len = int(std::min(max_piece, buf->size() - off));
+      for_each_piece(buf->size(), [&](std::size_t off, int len) {
         MPI_Request s;
         ACCRETE_MPI(MPI_Isend(buf->data() + off, len, MPI_BYTE, dest, tag, c, &s));
         track_request(s, [buf, each] { each(); });
-      }
+      });
     }
     return;
   }
@@ -229,13 +233,11 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
     }
     const std::size_t pieces = pieces_for(buf->size());
     completion each = countdown(pieces, std::move(d));
-    for (std::size_t i = 0; i < pieces; ++i) {
-      std::size_t off = i * max_piece;
-      int len = int(std::min(max_piece, buf->size() - off));
+    for_each_piece(buf->size(), [&](std::size_t off, int len) {
       MPI_Request q;
       ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, root, tag, c, &q));
       track_request(q, [buf, each] { each(); });
-    }
+    });
   });
 }
 

@@ -122,6 +122,21 @@ void build_types(io_session& s, const plan& p, const block_cyclic& layout, const
   MPI_Type_commit(&s.mem_type);
 }
 
+// Sets the file view to this process's blocks and moves them in one
+// collective call (the buffer is only read when writing).
+template <class T>
+void transfer_all(io_session& s, const plan& p, const block_cyclic& layout, const process_grid& grid, T* local,
+                  bool write, const std::string& path) {
+  const char* fn = write ? "write_matrix" : "read_matrix";
+  build_types<T>(s, p, layout, grid);
+  check_mpi(MPI_File_set_view(s.fh, 0, mpi_type_of<T>(), s.file_type, "native", MPI_INFO_NULL),
+            (std::string(fn) + ": MPI_File_set_view").c_str(), path);
+  MPI_Status status;
+  const int rc = write ? MPI_File_write_all(s.fh, local, 1, s.mem_type, &status)
+                       : MPI_File_read_all(s.fh, local, 1, s.mem_type, &status);
+  check_mpi(rc, (std::string(fn) + (write ? ": MPI_File_write_all" : ": MPI_File_read_all")).c_str(), path);
+}
+
 template <class T>
 void write_impl(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                 const T* local, std::int64_t lld) {
@@ -134,13 +149,7 @@ void write_impl(const std::string& path, const block_cyclic& layout, const proce
               "write_matrix: MPI_File_open", path);
     // Truncates a longer pre-existing file so the result is exactly the matrix.
     check_mpi(MPI_File_set_size(s.fh, bytes), "write_matrix: MPI_File_set_size", path);
-    if (bytes > 0) {
-      build_types<T>(s, p, layout, grid);
-      check_mpi(MPI_File_set_view(s.fh, 0, mpi_type_of<T>(), s.file_type, "native", MPI_INFO_NULL),
-                "write_matrix: MPI_File_set_view", path);
-      MPI_Status status;
-      check_mpi(MPI_File_write_all(s.fh, local, 1, s.mem_type, &status), "write_matrix: MPI_File_write_all", path);
-    }
+    if (bytes > 0) transfer_all(s, p, layout, grid, const_cast<T*>(local), true, path);
     const int rc = MPI_File_close(&s.fh);
     s.fh = MPI_FILE_NULL;
     check_mpi(rc, "write_matrix: MPI_File_close", path);
@@ -167,13 +176,7 @@ void read_impl(const std::string& path, const block_cyclic& layout, const proces
                              std::to_string(sizeof(T)) + "-byte elements needs " + std::to_string(expected) +
                              " bytes (wrong element type or dimensions?)");
   }
-  if (expected > 0) {
-    build_types<T>(s, p, layout, grid);
-    check_mpi(MPI_File_set_view(s.fh, 0, mpi_type_of<T>(), s.file_type, "native", MPI_INFO_NULL),
-              "read_matrix: MPI_File_set_view", path);
-    MPI_Status status;
-    check_mpi(MPI_File_read_all(s.fh, local, 1, s.mem_type, &status), "read_matrix: MPI_File_read_all", path);
-  }
+  if (expected > 0) transfer_all(s, p, layout, grid, local, false, path);
 }
 
 }  // namespace

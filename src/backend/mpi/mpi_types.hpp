@@ -1,6 +1,6 @@
 #pragma once
 // The one mapping from accrete's scalar types and operations to MPI's
-// (collectives.cpp and atomics.cpp).
+// (collectives.cpp and atomics.cpp). Tables in enum order.
 #include <cstddef>
 
 #include <mpi.h>
@@ -11,81 +11,24 @@
 namespace accrete::detail {
 
 inline MPI_Datatype mpi_type(scalar_type t) {
-  switch (t) {
-    case scalar_type::i8:
-      return MPI_INT8_T;
-    case scalar_type::i16:
-      return MPI_INT16_T;
-    case scalar_type::i32:
-      return MPI_INT32_T;
-    case scalar_type::i64:
-      return MPI_INT64_T;
-    case scalar_type::u8:
-      return MPI_UINT8_T;
-    case scalar_type::u16:
-      return MPI_UINT16_T;
-    case scalar_type::u32:
-      return MPI_UINT32_T;
-    case scalar_type::u64:
-      return MPI_UINT64_T;
-    case scalar_type::f32:
-      return MPI_FLOAT;
-    case scalar_type::f64:
-      return MPI_DOUBLE;
-    case scalar_type::ldbl:
-      return MPI_LONG_DOUBLE;
-    case scalar_type::none:
-      break;
-  }
-  throw error("accrete: reduction on a type without an MPI equivalent");
+  const MPI_Datatype table[] = {MPI_DATATYPE_NULL, MPI_INT8_T,  MPI_INT16_T,  MPI_INT32_T,
+                                MPI_INT64_T,       MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
+                                MPI_UINT64_T,      MPI_FLOAT,   MPI_DOUBLE,   MPI_LONG_DOUBLE};
+  static_assert(sizeof table / sizeof table[0] == std::size_t(scalar_type::ldbl) + 1);
+  if (t == scalar_type::none) throw error("accrete: reduction on a type without an MPI equivalent");
+  return table[std::size_t(t)];
 }
 
 inline std::size_t scalar_bytes(scalar_type t) {
-  switch (t) {
-    case scalar_type::i8:
-    case scalar_type::u8:
-      return 1;
-    case scalar_type::i16:
-    case scalar_type::u16:
-      return 2;
-    case scalar_type::i32:
-    case scalar_type::u32:
-    case scalar_type::f32:
-      return 4;
-    case scalar_type::i64:
-    case scalar_type::u64:
-    case scalar_type::f64:
-      return 8;
-    case scalar_type::ldbl:
-      return sizeof(long double);
-    case scalar_type::none:
-      break;
-  }
-  return 1;
+  constexpr std::size_t table[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, sizeof(long double)};
+  static_assert(sizeof table / sizeof table[0] == std::size_t(scalar_type::ldbl) + 1);
+  return table[std::size_t(t)];
 }
 
 inline MPI_Op mpi_op(scalar_op o) {
-  switch (o) {
-    case scalar_op::add:
-      return MPI_SUM;
-    case scalar_op::mul:
-      return MPI_PROD;
-    case scalar_op::min:
-      return MPI_MIN;
-    case scalar_op::max:
-      return MPI_MAX;
-    case scalar_op::band:
-      return MPI_BAND;
-    case scalar_op::bor:
-      return MPI_BOR;
-    case scalar_op::bxor:
-      return MPI_BXOR;
-    case scalar_op::replace:
-      return MPI_REPLACE;
-    case scalar_op::no_op:
-      return MPI_NO_OP;
-  }
-  return MPI_OP_NULL;
+  const MPI_Op table[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP};
+  static_assert(sizeof table / sizeof table[0] == std::size_t(scalar_op::no_op) + 1);
+  return table[std::size_t(o)];
 }
 
 }  // namespace accrete::detail
