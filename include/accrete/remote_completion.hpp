@@ -104,9 +104,8 @@ rpc_cx as_rpc(F&& f, Args&&... args) {
   detail::rpc_check_static<Fd, detail::rpc_decay_t<Args>...>();
   if constexpr (sig::callable_ok && sig::invocable) {
     using T = detail::rcx_trampoline<Fd, detail::rpc_decay_t<Args>...>;
-    if (!T::registered) throw error("accrete::remote_cx::as_rpc: handler not registered");
     const Fd& fn = f;
-    detail::rpc_check_callable("remote_cx::as_rpc", fn);
+    detail::rpc_check_send<T>("remote_cx::as_rpc", fn);
     return rpc_cx(&T::run, detail::rpc_message<Fd, detail::rpc_decay_t<Args>...>(nullptr, fn, args...));
   } else {
     return rpc_cx(nullptr, {});

@@ -275,6 +275,15 @@ void rpc_check_callable(const char* what, const F& f) {
     if (f == nullptr) throw error(std::string("accrete::") + what + ": null function pointer");
 }
 
+// The checks every RPC-like send makes before it serializes: the handler
+// (trampoline Tr) was registered at static initialization, and a function
+// pointer is not null.
+template <class Tr, class F>
+void rpc_check_send(const char* what, const F& f) {
+  if (!Tr::registered) throw error(std::string("accrete::") + what + ": handler not registered");
+  rpc_check_callable(what, f);
+}
+
 template <class F, class... A, class... Args>
 std::vector<std::byte> rpc_message(std::uint64_t* id, const F& f, const Args&... args) {
   std::vector<std::byte> msg = message_buffer();
@@ -305,10 +314,9 @@ typename detail::rpc_sig<std::decay_t<F>, detail::rpc_decay_t<Args>...>::future_
   if constexpr (sig::callable_ok && sig::invocable && detail::future_values<Fut>::serializable &&
                 detail::future_values<Fut>::round_trips) {
     using T = detail::rpc_trampoline<Fd, detail::rpc_decay_t<Args>...>;
-    if (!T::registered) throw error("accrete::rpc: handler not registered");
     detail::rpc_check_rank("rpc", rank);
     const Fd& fn = f;
-    detail::rpc_check_callable("rpc", fn);
+    detail::rpc_check_send<T>("rpc", fn);
     auto slot = std::make_unique<typename detail::reply_slot_for<Fut>::type>();
     Fut fut = slot->p.get_future();
     std::uint64_t id = detail::reply_register(std::move(slot));
@@ -328,10 +336,9 @@ void rpc_ff(int rank, F&& f, Args&&... args) {
   detail::rpc_check_static<Fd, detail::rpc_decay_t<Args>...>();
   if constexpr (sig::callable_ok && sig::invocable) {
     using T = detail::rpc_trampoline<Fd, detail::rpc_decay_t<Args>...>;
-    if (!T::registered) throw error("accrete::rpc_ff: handler not registered");
     detail::rpc_check_rank("rpc_ff", rank);
     const Fd& fn = f;
-    detail::rpc_check_callable("rpc_ff", fn);
+    detail::rpc_check_send<T>("rpc_ff", fn);
     detail::rpc_send(rank, &T::fire_and_forget,
                      detail::rpc_message<Fd, detail::rpc_decay_t<Args>...>(nullptr, fn, args...));
   }
