@@ -30,7 +30,11 @@
 
 #include <sched.h>
 
+#include "harness.hpp"
 #include "dht.hpp"
+
+using bench::median;
+using bench::now;
 
 namespace {
 
@@ -235,12 +239,6 @@ phase_times run_phases(const workload& w, Insert&& ins, Find&& fnd, AfterInsert&
   end();
   accrete::barrier();
   return t;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 // The machine's 1-minute load average (the benchmark shares its cores).

@@ -25,27 +25,18 @@
 #include <string>
 #include <vector>
 
+#include "harness.hpp"
 #include "accrete/accrete.hpp"
 #include "extend_add.hpp"
 
 using namespace accrete;
 namespace ea = extend_add;
 
+using bench::median;
+using bench::now;
+using bench::reduce;
+
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-double reduce(double v, MPI_Op op) {
-  double r;
-  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, op, world().mpi_comm());
-  return r;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
 
 std::vector<int> parse_list(const char* s) {
   std::vector<int> out;

@@ -18,14 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "harness.hpp"
 #include "heat3d.hpp"
 
+using bench::median;
+
 namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 }  // namespace
 
 int main(int argc, char** argv) {

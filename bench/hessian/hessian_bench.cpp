@@ -25,6 +25,7 @@
 
 #include <sys/resource.h>
 
+#include "harness.hpp"
 #include "accrete/accrete.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
 #include "hessian_workload.hpp"
@@ -33,15 +34,11 @@
 namespace hw = bench::hessian;
 using namespace accrete;
 
+using bench::median;
+using bench::now;
+using bench::reduce;
+
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-double reduce(double v, MPI_Op op) {
-  double r;
-  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, op, world().mpi_comm());
-  return r;
-}
 
 // Peak resident set size since the last reset_peak_rss() (Linux: writing 5
 // to clear_refs resets VmHWM), maximum over processes, MiB.
@@ -77,12 +74,6 @@ struct result {
   std::vector<sample> reps;
   double rss = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
 
 // Runs the workload on a convergent_matrix with the given strategy.
 sample run_accrete(const hw::params& prm, const process_grid& grid, update_strategy s) {

@@ -43,7 +43,11 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include "harness.hpp"
 #include "accrete/accrete.hpp"
+
+using bench::median;
+using bench::now;
 
 namespace {
 
@@ -239,12 +243,6 @@ std::size_t calibrate(const runner& r, const options& o) {
     double grow = t > 0 ? std::clamp(o.min_ms / (t * 1e3) * 1.2, 2.0, 64.0) : 64.0;
     it = std::size_t(std::ceil(double(it) * grow));
   }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 struct series {

@@ -26,9 +26,13 @@
 
 #include <mpi.h>
 
+#include "harness.hpp"
 #include "accrete/accrete.hpp"
 #include "accrete/rma_irregular.hpp"
 #include "accrete/rma_strided.hpp"
+
+using bench::median;
+using bench::now;
 
 namespace {
 
@@ -119,11 +123,6 @@ struct options {
   double target_ms = 20;
   std::string json;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 }  // namespace
 
