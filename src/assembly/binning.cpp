@@ -11,23 +11,24 @@ namespace accrete::detail {
 void assembly_engine::validate(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
                                std::int64_t ld, matrix_layout lay, const void* block) const {
   require_usable("update");
-  const std::string who = std::string(shape_.name) + "::update: ";
+  // Built only on failure: update() is hot.
+  auto who = [&] { return std::string(shape_.name) + "::update: "; };
   for (std::size_t k = 0; k < rows.size(); ++k)
     if (rows[k] < 0 || rows[k] >= shape_.rows)
-      throw std::out_of_range(who + "row index " + std::to_string(rows[k]) + " at position " + std::to_string(k) +
+      throw std::out_of_range(who() + "row index " + std::to_string(rows[k]) + " at position " + std::to_string(k) +
                               " is outside [0, " + std::to_string(shape_.rows) + ")");
   for (std::size_t k = 0; k < cols.size(); ++k)
     if (cols[k] < 0 || cols[k] >= shape_.cols)
-      throw std::out_of_range(who + "column index " + std::to_string(cols[k]) + " at position " +
+      throw std::out_of_range(who() + "column index " + std::to_string(cols[k]) + " at position " +
                               std::to_string(k) + " is outside [0, " + std::to_string(shape_.cols) + ")");
   const std::int64_t need = std::int64_t(lay == matrix_layout::col_major ? rows.size() : cols.size());
   if (ld < 0 || ld < need)
-    throw std::invalid_argument(who + "leading dimension " + std::to_string(ld) + " is smaller than the block's " +
+    throw std::invalid_argument(who() + "leading dimension " + std::to_string(ld) + " is smaller than the block's " +
                                 (lay == matrix_layout::col_major ? "row" : "column") + " count " +
                                 std::to_string(need));
-  if (!block && !rows.empty() && !cols.empty()) throw std::invalid_argument(who + "null block");
+  if (!block && !rows.empty() && !cols.empty()) throw std::invalid_argument(who() + "null block");
   if (rows.size() > INT32_MAX || cols.size() > INT32_MAX)
-    throw std::invalid_argument(who + "more than 2^31-1 indices");
+    throw std::invalid_argument(who() + "more than 2^31-1 indices");
 }
 
 void assembly_engine::bin(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, binned& b) {
