@@ -73,61 +73,41 @@ class atomic_domain {
     live_ = false;
   }
 
+  // Every operation is complete at the target when its call returns, so
+  // the futures are ready at once; the memory order is accepted for UPC++
+  // compatibility and not needed. fetch_X returns the previous value.
+  using order = std::memory_order;
+  static constexpr order seq = std::memory_order_seq_cst;
+
   /// The value at p.
-  future<T> load(global_ptr<T> p, std::memory_order = std::memory_order_seq_cst) {
-    return fetch(p, detail::atomic_op::no_op, T{}, "load");
-  }
-  /// Sets the value at p.
-  future<> store(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return apply(p, detail::atomic_op::replace, v, "store");
-  }
-  /// Sets the value at p and returns the previous one.
-  future<T> exchange(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return fetch(p, detail::atomic_op::replace, v, "exchange");
-  }
-  /// Adds v; fetch_ returns the previous value.
-  future<T> fetch_add(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return fetch(p, detail::atomic_op::add, v, "fetch_add");
-  }
-  future<> add(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return apply(p, detail::atomic_op::add, v, "add");
-  }
-  /// Subtracts v (wrapping for unsigned T); fetch_ returns the previous value.
-  future<T> fetch_sub(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return fetch(p, detail::atomic_op::add, negate(v), "fetch_sub");
-  }
-  future<> sub(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return apply(p, detail::atomic_op::add, negate(v), "sub");
-  }
-  /// Sets the value to min/max(old, v); fetch_ returns the previous value.
-  future<T> fetch_min(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return fetch(p, detail::atomic_op::min, v, "fetch_min");
-  }
-  future<T> fetch_max(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return fetch(p, detail::atomic_op::max, v, "fetch_max");
-  }
-  future<> min(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return apply(p, detail::atomic_op::min, v, "min");
-  }
-  future<> max(global_ptr<T> p, T v, std::memory_order = std::memory_order_seq_cst) {
-    return apply(p, detail::atomic_op::max, v, "max");
-  }
+  future<T> load(global_ptr<T> p, order = seq) { return fetch(p, op::no_op, T{}, "load"); }
+  /// Sets the value at p (store), also returning the previous one (exchange).
+  future<> store(global_ptr<T> p, T v, order = seq) { return apply(p, op::replace, v, "store"); }
+  future<T> exchange(global_ptr<T> p, T v, order = seq) { return fetch(p, op::replace, v, "exchange"); }
+  /// Adds v.
+  future<T> fetch_add(global_ptr<T> p, T v, order = seq) { return fetch(p, op::add, v, "fetch_add"); }
+  future<> add(global_ptr<T> p, T v, order = seq) { return apply(p, op::add, v, "add"); }
+  /// Subtracts v (wrapping for unsigned T).
+  future<T> fetch_sub(global_ptr<T> p, T v, order = seq) { return fetch(p, op::add, negate(v), "fetch_sub"); }
+  future<> sub(global_ptr<T> p, T v, order = seq) { return apply(p, op::add, negate(v), "sub"); }
+  /// Sets the value to min(old, v) or max(old, v).
+  future<T> fetch_min(global_ptr<T> p, T v, order = seq) { return fetch(p, op::min, v, "fetch_min"); }
+  future<> min(global_ptr<T> p, T v, order = seq) { return apply(p, op::min, v, "min"); }
+  future<T> fetch_max(global_ptr<T> p, T v, order = seq) { return fetch(p, op::max, v, "fetch_max"); }
+  future<> max(global_ptr<T> p, T v, order = seq) { return apply(p, op::max, v, "max"); }
   /// Bitwise and/or/xor (integer T only); fetch_ returns the previous value.
-  future<T> fetch_bit_and(global_ptr<T> p, T v,
-                          std::memory_order = std::memory_order_seq_cst) requires std::is_integral_v<T> {
-    return fetch(p, detail::atomic_op::band, v, "fetch_bit_and");
+  future<T> fetch_bit_and(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
+    return fetch(p, op::band, v, "fetch_bit_and");
   }
-  future<T> fetch_bit_or(global_ptr<T> p, T v,
-                         std::memory_order = std::memory_order_seq_cst) requires std::is_integral_v<T> {
-    return fetch(p, detail::atomic_op::bor, v, "fetch_bit_or");
+  future<T> fetch_bit_or(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
+    return fetch(p, op::bor, v, "fetch_bit_or");
   }
-  future<T> fetch_bit_xor(global_ptr<T> p, T v,
-                          std::memory_order = std::memory_order_seq_cst) requires std::is_integral_v<T> {
-    return fetch(p, detail::atomic_op::bxor, v, "fetch_bit_xor");
+  future<T> fetch_bit_xor(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
+    return fetch(p, op::bxor, v, "fetch_bit_xor");
   }
   /// If the value at p equals `expected`, sets it to `desired`. Returns the
   /// previous value (equal to `expected` exactly when the swap happened).
-  future<T> compare_exchange(global_ptr<T> p, T expected, T desired, std::memory_order = std::memory_order_seq_cst) {
+  future<T> compare_exchange(global_ptr<T> p, T expected, T desired, order = seq) {
     check(p, "compare_exchange");
     T old{};
     detail::atomic_compare_swap(p.where(), p.offset(), detail::scalar_type_of<T>(), &expected, &desired, &old);
@@ -137,6 +117,7 @@ class atomic_domain {
   const team& get_team() const noexcept { return *team_; }
 
  private:
+  using op = detail::atomic_op;
   static T negate(T v) {
     if constexpr (std::is_unsigned_v<T>)
       return T(T(0) - v);
