@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+
 #include "accrete/detail/env.hpp"
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"

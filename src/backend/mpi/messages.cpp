@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+
 #include "accrete/detail/env.hpp"
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"

@@ -2,6 +2,7 @@
 // Why: MPI_Ibarrier + test costs several microseconds on one node.
 #include <atomic>
 #include <cstring>
+
 #include "accrete/progress.hpp"
 #include "backend/mpi/state.hpp"
 

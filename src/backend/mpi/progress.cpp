@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+
 #include "accrete/detail/future_state.hpp"
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"

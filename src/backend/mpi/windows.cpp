@@ -6,7 +6,9 @@
 #include <memory>
 #include <string>
 #include <utility>
+
 #include <sched.h>
+
 #include "accrete/error.hpp"
 #include "backend/mpi/state.hpp"
 
