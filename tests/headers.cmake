@@ -25,4 +25,4 @@ set_tests_properties(internal_header_guard PROPERTIES
 # <mpi.h> stays behind the backend seam: only src/backend/mpi/ and the two
 # public MPI-interop headers (team.hpp, matrix/process_grid.hpp) include it.
 add_test(NAME mpi_header_seam
-  COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi_seam_check.cmake)
+  COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -P ${PROJECT_SOURCE_DIR}/cmake/check_mpi_seam.cmake)
