@@ -55,17 +55,18 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
   const int np = world_size();
   // Part -> world rank, and every part's leading dimension (origins write
   // into node peers' storage).
-  const auto parts = world_allgather(shape_.my_part);
-  const auto llds = world_allgather(shape_.lld);
-  const auto sizes = world_allgather(std::int64_t(shape_.storage_bytes));
+  // One collective: [w * 3 + 0] part, [+ 1] lld, [+ 2] storage bytes of rank w.
+  const std::int64_t mine[3] = {shape_.my_part, shape_.lld, std::int64_t(shape_.storage_bytes)};
+  const auto all = world_allgather(mine);
   world_of_.assign(np, -1);
   for (int w = 0; w < np; ++w) {
-    if (parts[w] < 0 || parts[w] >= np || world_of_[parts[w]] != -1)
+    const std::int64_t p = all[3 * std::size_t(w)];
+    if (p < 0 || p >= np || world_of_[p] != -1)
       throw error(std::string(shape_.name) + ": part numbers do not cover every process once");  // same everywhere
-    world_of_[parts[w]] = w;
+    world_of_[p] = w;
   }
   lld_of_.resize(np);
-  for (int p = 0; p < np; ++p) lld_of_[p] = llds[world_of_[p]];
+  for (int p = 0; p < np; ++p) lld_of_[p] = all[3 * std::size_t(world_of_[p]) + 1];
 
   block_ = shared_block(shape_.storage_bytes);
   std::memset(block_.local(), 0, block_.local_bytes());
@@ -75,7 +76,7 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
   volatile std::byte sink{};
   for (int w = 0; w < np; ++w)
     if (std::byte* base = block_.peer(w); base && w != world_rank())
-      for (std::size_t off = 0; off < std::size_t(sizes[w]); off += 4096) sink = base[off];
+      for (std::size_t off = 0; off < std::size_t(all[3 * std::size_t(w) + 2]); off += 4096) sink = base[off];
   (void)sink;
   outbox_.resize(np);
   sent_msgs_.assign(np, 0);

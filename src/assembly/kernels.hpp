@@ -123,8 +123,9 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   // a time, without the engine lock. The others are packed below.
   std::uint64_t direct = 0;
   remote.clear();
+  const bool may_store = exchange_->direct();
   for (int target : b.targets) {
-    std::byte* peer = exchange_->direct() ? direct_target(target, my_round) : nullptr;
+    std::byte* peer = may_store ? direct_target(target, my_round) : nullptr;
     if (!peer) {
       remote.push_back(target);
       continue;

@@ -142,8 +142,9 @@ class request {
 request world_reduce_scatter_sum(const std::uint64_t* counts, std::uint64_t* mine);
 /// Starts a barrier over all processes.
 request world_ibarrier();
-/// Blocking: every process's value, in world rank order.
-std::vector<std::int64_t> world_allgather(std::int64_t mine);
+/// Blocking: every process's values (the same count on each), in world
+/// rank order: element [w * mine.size() + k] is rank w's mine[k].
+std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine);
 /// Blocking: the smallest value over all processes.
 std::int64_t world_min(std::int64_t mine);
 /// Ends the whole job at once (after a diagnostic), with this exit code.

@@ -21,18 +21,16 @@ namespace accrete {
 namespace detail {
 namespace {
 
-// One MPI call moves at most this many bytes (MPI counts are int).
-constexpr std::size_t max_piece = std::size_t{1} << 30;
 // Tags reserved on team communicators for variable-size broadcasts.
 constexpr int bcast_tag_base = 0x6000;
 constexpr int bcast_tag_span = 0x2000;
 
-std::size_t pieces_for(std::size_t bytes) { return bytes == 0 ? 1 : (bytes + max_piece - 1) / max_piece; }
+std::size_t pieces_for(std::size_t bytes) { return bytes == 0 ? 1 : (bytes + max_chunk - 1) / max_chunk; }
 
-// Calls f(offset, length) for each piece of at most max_piece bytes.
+// Calls f(offset, length) for each piece of at most max_chunk bytes.
 template <class F>
 void for_each_piece(std::size_t bytes, F&& f) {
-  for (std::size_t off = 0; off < bytes; off += max_piece) f(off, int(std::min(max_piece, bytes - off)));
+  for (std::size_t off = 0; off < bytes; off += max_chunk) f(off, int(std::min(max_chunk, bytes - off)));
 }
 
 /// Runs `done` after `n` calls of the returned completion.
@@ -138,8 +136,8 @@ void coll_ibcast(void* buf, std::size_t bytes, int root, const team& t, completi
   completion each = n == 1 ? std::move(done) : countdown(n, std::move(done));
   auto p = static_cast<std::byte*>(buf);
   for (std::size_t i = 0; i < n; ++i) {
-    std::size_t off = i * max_piece;
-    int len = int(std::min(max_piece, bytes - std::min(bytes, off)));
+    std::size_t off = i * max_chunk;
+    int len = int(std::min(max_chunk, bytes - std::min(bytes, off)));
     MPI_Request r;
     ACCRETE_MPI(MPI_Ibcast(p + off, len, MPI_BYTE, root, c, &r));
     track_request(r, each);
@@ -148,10 +146,10 @@ void coll_ibcast(void* buf, std::size_t bytes, int root, const team& t, completi
 
 namespace {
 // Shared body of the built-in and user reductions: `count` elements of
-// `elem` bytes of `ty`, in pieces of at most max_piece bytes.
+// `elem` bytes of `ty`, in pieces of at most max_chunk bytes.
 void ireduce(const void* src, void* dst, std::size_t count, std::size_t elem, MPI_Datatype ty, MPI_Op op, int root,
              MPI_Comm c, int me, completion done) {
-  const std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(max_piece / elem, INT_MAX));
+  const std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(max_chunk / elem, INT_MAX));
   const std::size_t n = count == 0 ? 1 : (count + per - 1) / per;
   completion each = n == 1 ? std::move(done) : countdown(n, std::move(done));
   const bool in_place = src == dst;

@@ -60,9 +60,10 @@ request world_ibarrier() {
   return r;
 }
 
-std::vector<std::int64_t> world_allgather(std::int64_t mine) {
-  std::vector<std::int64_t> all(std::size_t(st.size));
-  ACCRETE_MPI(MPI_Allgather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, st.world));
+std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine) {
+  const int k = int(mine.size());
+  std::vector<std::int64_t> all(std::size_t(st.size) * mine.size());
+  ACCRETE_MPI(MPI_Allgather(mine.data(), k, MPI_INT64_T, all.data(), k, MPI_INT64_T, st.world));
   return all;
 }
 
