@@ -4,11 +4,14 @@
 // Also: use before init / after finalize, and double init, throw.
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include <mpi.h>
 
 #include "accrete/accrete.hpp"
+#include "accrete/array/counter.hpp"
+#include "accrete/array/dist_array.hpp"
 
 #define CHECK(cond)                                                                 \
   do {                                                                              \
@@ -65,10 +68,24 @@ int main(int argc, char** argv) {
     CHECK(throws<accrete::not_initialized>([] { accrete::progress(); }));
   } else if (mode == "user-first") {
     MPI_Init(&argc, &argv);
+    // Structures that outlive the runtime throw on use, and are destroyed
+    // safely afterwards.
+    std::unique_ptr<accrete::dist_array<double>> arr;
+    std::unique_ptr<accrete::counter> ctr;
     for (int round = 0; round < 2; ++round) {
       accrete::runtime rt;
       ring();
+      if (round == 1) {
+        arr = std::make_unique<accrete::dist_array<double>>(4, 4);
+        ctr = std::make_unique<accrete::counter>();
+      }
     }
+    double x = 0;
+    CHECK(throws<accrete::not_initialized>([&] { arr->get({0, 1, 0, 1}, &x, 1); }));
+    CHECK(throws<accrete::not_initialized>([&] { arr->access(); }));
+    CHECK(throws<accrete::not_initialized>([&] { ctr->fetch_add(1); }));
+    arr.reset();
+    ctr.reset();
     int fin = 0;
     MPI_Finalized(&fin);
     CHECK(!fin);

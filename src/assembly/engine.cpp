@@ -113,7 +113,7 @@ void assembly_engine::require_usable(const char* what) const {
   if (!runtime_up())
     throw not_initialized(std::string(shape_.name) + "::" + what +
                           ": the runtime is not initialized (or already finalized)");
-  if (alive_ != alive_magic) throw error(std::string(shape_.name) + "::" + what + ": the matrix has been destroyed");
+  if (alive_ != alive_magic) throw error(std::string(shape_.name) + "::" + what + ": it has been destroyed");
 }
 
 std::byte* assembly_engine::local_bytes(const char* what) const {
@@ -126,11 +126,11 @@ std::byte* assembly_engine::local_bytes(const char* what) const {
 void assembly_engine::on_message(int source, std::span<const std::byte> payload) {
   std::uint32_t hdr[2];
   if (payload.size() < sizeof hdr)
-    throw error("accrete::convergent_matrix: truncated message from rank " + std::to_string(source));
+    throw error("accrete::assembly: truncated message from rank " + std::to_string(source));
   std::memcpy(hdr, payload.data(), sizeof hdr);
   auto it = registry().find(hdr[0]);
   if (it == registry().end())
-    throw error("accrete::convergent_matrix: message from rank " + std::to_string(source) + " for unknown matrix id " +
+    throw error("accrete::assembly: message from rank " + std::to_string(source) + " for unknown matrix id " +
                 std::to_string(hdr[0]));
   assembly_engine& m = *it->second;
   if (m.alive_ != alive_magic)

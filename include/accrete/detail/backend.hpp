@@ -5,6 +5,7 @@
 // the backend sees MPI (this header does not include <mpi.h>, so neither
 // does any data structure built on it).
 #include "accrete/detail/internal.hpp"
+#include "accrete/detail/scalar_type.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -145,6 +146,9 @@ request world_ibarrier();
 /// Blocking: every process's values (the same count on each), in world
 /// rank order: element [w * mine.size() + k] is rank w's mine[k].
 std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine);
+/// Blocking: element-wise sum over all processes of `count` values of type
+/// `t`, in place.
+void world_allreduce_sum(void* inout, int count, scalar_type t);
 /// Blocking: the smallest value over all processes.
 std::int64_t world_min(std::int64_t mine);
 /// Ends the whole job at once (after a diagnostic), with this exit code.
@@ -208,6 +212,34 @@ class shared_block {
   /// into node peers' slices visible to them before a following
   /// synchronisation (MPI_Win_sync on the block's own window).
   void sync() const noexcept;
+
+  /// One-sided operation on a rectangle of a (remote) peer's slice: `rows` x
+  /// `cols` elements of type `t`, element (i, j) at byte `offset` +
+  /// (j * ld + i) * size; the origin is column-major with leading dimension
+  /// `origin_ld`. acc adds element-wise (MPI_Accumulate with MPI_SUM: atomic
+  /// per element with respect to every other acc). Starts the transfer
+  /// (derived datatypes cached per shape); `done` runs at user-level
+  /// progress once it is complete locally (put/acc: the origin may be
+  /// reused; get: the data has arrived). Complete at the target only after
+  /// flush(rank) or flush_all().
+  enum class rma_op { put, get, acc };
+  void rect(rma_op op, int rank, std::size_t offset, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+            scalar_type t, void* origin, std::int64_t origin_ld, completion done) const;
+  /// The same for a list of single elements at element displacements
+  /// `disps` from `offset` (distinct: MPI forbids overlapping accumulate
+  /// targets); the origin holds disps.size() contiguous elements.
+  void elements(rma_op op, int rank, std::size_t offset, std::span<const std::int64_t> disps, scalar_type t,
+                void* origin, completion done) const;
+  /// Atomic on the 64-bit integer at `offset` of `rank`'s slice: returns
+  /// the old value and adds `v` (or replaces it by `v`), complete at the
+  /// target on return (MPI_Fetch_and_op + flush).
+  std::int64_t fetch_op(int rank, std::size_t offset, std::int64_t v, bool replace) const;
+  /// Remote completion of every operation this process issued on the block
+  /// (to `rank`, or to all), plus a memory barrier for direct stores.
+  void flush(int rank) const;
+  void flush_all() const;
+  /// Local completion of every operation issued on the block.
+  void flush_local_all() const;
 
  private:
   void release() noexcept;

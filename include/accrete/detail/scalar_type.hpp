@@ -8,7 +8,10 @@
 namespace accrete::detail {
 
 /// Element types with an MPI equivalent.
-enum class scalar_type : int { none, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, ldbl };
+/// c32 and c64 (std::complex<float>, <double>) are for element-wise data
+/// motion and sums only (dist_array); scalar_type_of does not return them,
+/// so the collectives keep treating complex as a user type.
+enum class scalar_type : int { none, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, ldbl, c32, c64 };
 
 template <class T>
 constexpr scalar_type scalar_type_of() {

@@ -13,6 +13,7 @@
 #include "accrete/progress.hpp"
 #include "accrete/runtime.hpp"
 #include "backend/mpi/state.hpp"
+#include "backend/mpi/type_cache.hpp"
 
 namespace accrete::detail {
 
@@ -112,6 +113,7 @@ void backend_finalize() {
   st.node_win = st.world_win = MPI_WIN_NULL;
   close_rings();
   close_node_sync();
+  datatype_cache().clear();
   MPI_Comm_free(&st.node);
   MPI_Comm_free(&st.am);
   MPI_Comm_free(&st.world);

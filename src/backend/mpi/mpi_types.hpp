@@ -13,15 +13,16 @@ namespace accrete::detail {
 inline MPI_Datatype mpi_type(scalar_type t) {
   const MPI_Datatype table[] = {MPI_DATATYPE_NULL, MPI_INT8_T,  MPI_INT16_T,  MPI_INT32_T,
                                 MPI_INT64_T,       MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
-                                MPI_UINT64_T,      MPI_FLOAT,   MPI_DOUBLE,   MPI_LONG_DOUBLE};
-  static_assert(sizeof table / sizeof table[0] == std::size_t(scalar_type::ldbl) + 1);
+                                MPI_UINT64_T,      MPI_FLOAT,   MPI_DOUBLE,   MPI_LONG_DOUBLE,
+                                MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX};
+  static_assert(sizeof table / sizeof table[0] == std::size_t(scalar_type::c64) + 1);
   if (t == scalar_type::none) throw error("accrete: reduction on a type without an MPI equivalent");
   return table[std::size_t(t)];
 }
 
 inline std::size_t scalar_bytes(scalar_type t) {
-  constexpr std::size_t table[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, sizeof(long double)};
-  static_assert(sizeof table / sizeof table[0] == std::size_t(scalar_type::ldbl) + 1);
+  constexpr std::size_t table[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, sizeof(long double), 8, 16};
+  static_assert(sizeof table / sizeof table[0] == std::size_t(scalar_type::c64) + 1);
   return table[std::size_t(t)];
 }
 

@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "accrete/detail/strided_backend.hpp"
 #include "accrete/error.hpp"
 #include "backend/mpi/state.hpp"
+#include "backend/mpi/type_cache.hpp"
 
 namespace accrete::detail {
 namespace {
@@ -57,27 +57,18 @@ constexpr std::size_t irregular_max_piece_bytes = 4096;
 
 // ---- derived datatypes -------------------------------------------------------------
 
-// Committed section types, keyed by shape. Halo exchanges and tiled codes
-// repeat a few shapes many times; building a nest of hvectors costs more
-// than the transfer for small sections. Freeing a type while operations use
-// it is allowed by MPI, so eviction is safe at any time.
-struct type_cache {
-  std::map<std::vector<std::int64_t>, MPI_Datatype> types;
-  static constexpr std::size_t cap = 256;
-  MPI_Datatype get(const strided_plan& p, bool local_side) {
-    std::vector<std::int64_t> key;
-    key.reserve(2 + 2 * p.dims.size());
-    key.push_back(std::int64_t(p.run));
-    for (auto& d : p.dims) {
-      key.push_back(std::int64_t(d.extent));
-      key.push_back(local_side ? d.local_stride : d.remote_stride);
-    }
-    auto it = types.find(key);
-    if (it != types.end()) return it->second;
-    if (types.size() >= cap) {
-      for (auto& kv : types) MPI_Type_free(&kv.second);
-      types.clear();
-    }
+// A section's committed type on one side (type_cache.hpp), a nest of
+// hvectors over a contiguous run.
+MPI_Datatype section_type(const strided_plan& p, bool local_side) {
+  std::vector<std::int64_t> key;
+  key.reserve(3 + 2 * p.dims.size());
+  key.push_back(0);  // kind: byte sections
+  key.push_back(std::int64_t(p.run));
+  for (auto& d : p.dims) {
+    key.push_back(std::int64_t(d.extent));
+    key.push_back(local_side ? d.local_stride : d.remote_stride);
+  }
+  return datatype_cache().get(std::move(key), [&] {
     MPI_Datatype t;
     ACCRETE_MPI(MPI_Type_contiguous(int(p.run), MPI_BYTE, &t));
     // Innermost dimension (last in the plan) nests first so that the type
@@ -85,20 +76,14 @@ struct type_cache {
     for (std::size_t i = p.dims.size(); i-- > 0;) {
       const auto& d = p.dims[i];
       MPI_Datatype outer;
-      ACCRETE_MPI(MPI_Type_create_hvector(int(d.extent), 1, MPI_Aint(local_side ? d.local_stride : d.remote_stride), t,
-                                          &outer));
+      ACCRETE_MPI(MPI_Type_create_hvector(int(d.extent), 1, MPI_Aint(local_side ? d.local_stride : d.remote_stride),
+                                          t, &outer));
       MPI_Type_free(&t);
       t = outer;
     }
     ACCRETE_MPI(MPI_Type_commit(&t));
-    types.emplace(std::move(key), t);
     return t;
-  }
-};
-
-type_cache& cache() {
-  static type_cache c;
-  return c;
+  });
 }
 
 bool datatype_fits(const strided_plan& p) {
@@ -202,7 +187,7 @@ bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, c
   bool dt =
       p.dims.empty() ? false : (datatype_fits(p) && choose_noncontig(p.runs(), p.run) == noncontig_method::datatype);
   if (dt) {
-    MPI_Datatype lt = cache().get(p, true), rt = cache().get(p, false);
+    MPI_Datatype lt = section_type(p, true), rt = section_type(p, false);
     if (put)
       ACCRETE_MPI(MPI_Put(local, 1, lt, rank, MPI_Aint(off), 1, rt, segment_window()));
     else

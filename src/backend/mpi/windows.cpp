@@ -1,6 +1,7 @@
 // Windows over node-shared memory: the segments' layout (open_windows) and
 // shared_block, which data structures use for their storage.
 #include <algorithm>
+#include <climits>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -10,7 +11,9 @@
 #include <sched.h>
 
 #include "accrete/error.hpp"
+#include "backend/mpi/mpi_types.hpp"
 #include "backend/mpi/state.hpp"
+#include "backend/mpi/type_cache.hpp"
 
 namespace accrete::detail {
 
@@ -171,6 +174,127 @@ void shared_block::sync() const noexcept {
 
 std::byte* shared_block::peer(int rank) const noexcept {
   return (rank >= 0 && rank < st.size && peers_) ? peers_[rank] : nullptr;
+}
+
+}  // namespace accrete::detail
+
+// ---- rectangles: the dist_array data path ------------------------------------------
+
+namespace accrete::detail {
+
+type_cache& datatype_cache() {
+  static type_cache c;
+  return c;
+}
+
+namespace {
+// rows x cols elements at leading dimension ld, as one committed type.
+MPI_Datatype rect_type(scalar_type t, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  if (cols == 1 || ld == rows) {
+    rows *= cols;
+    cols = 1;
+    ld = rows;
+  }
+  return datatype_cache().get({1, std::int64_t(t), rows, cols, ld}, [&] {
+    MPI_Datatype d;
+    if (cols == 1)
+      ACCRETE_MPI(MPI_Type_contiguous(int(rows), mpi_type(t), &d));
+    else
+      ACCRETE_MPI(MPI_Type_vector(int(cols), int(rows), int(ld), mpi_type(t), &d));
+    ACCRETE_MPI(MPI_Type_commit(&d));
+    return d;
+  });
+}
+void issue(shared_block::rma_op op, void* o, int count, MPI_Datatype ot, int rank, MPI_Aint disp, MPI_Datatype tt,
+           MPI_Win w) {
+  switch (op) {
+    case shared_block::rma_op::put:
+      ACCRETE_MPI(MPI_Put(o, count, ot, rank, disp, 1, tt, w));
+      break;
+    case shared_block::rma_op::get:
+      ACCRETE_MPI(MPI_Get(o, count, ot, rank, disp, 1, tt, w));
+      break;
+    case shared_block::rma_op::acc:
+      ACCRETE_MPI(MPI_Accumulate(o, count, ot, rank, disp, 1, tt, MPI_SUM, w));
+      break;
+  }
+}
+
+// Local completion now, `done` at the next user-level progress. Why not
+// MPI_Rget and friends: with MPICH 4.0 (ch4:ucx, MPI_Win_allocate) an
+// MPI_Rget request completed before its data had arrived in our tests.
+void complete_locally(int rank, MPI_Win w, completion done) {
+  ACCRETE_MPI(MPI_Win_flush_local(rank, w));
+  defer(std::move(done));
+}
+}  // namespace
+
+void shared_block::rect(rma_op op, int rank, std::size_t offset, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                        scalar_type t, void* origin, std::int64_t origin_ld, completion done) const {
+  if (rows <= 0 || cols <= 0) {
+    defer(std::move(done));
+    return;
+  }
+  if (rows > std::int64_t(INT_MAX))
+    throw error("accrete::shared_block::rect: " + std::to_string(rows) + " rows exceed one MPI operation");
+  const std::size_t es = scalar_bytes(t);
+  // MPI counts are int: columns go in chunks of at most INT_MAX elements.
+  const std::int64_t chunk = std::max<std::int64_t>(1, std::int64_t(INT_MAX) / rows);
+  for (std::int64_t c0 = 0; c0 < cols; c0 += chunk) {
+    const std::int64_t nc = std::min(chunk, cols - c0);
+    MPI_Datatype ot = rect_type(t, rows, nc, origin_ld), tt = rect_type(t, rows, nc, ld);
+    auto* o = static_cast<std::byte*>(origin) + std::size_t(c0 * origin_ld) * es;
+    const auto disp = MPI_Aint(offset + std::size_t(c0 * ld) * es);
+    issue(op, o, 1, ot, rank, disp, tt, wins_->world);
+  }
+  complete_locally(rank, wins_->world, std::move(done));
+}
+
+void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<const std::int64_t> disps,
+                            scalar_type t, void* origin, completion done) const {
+  const std::size_t n = disps.size();
+  if (n == 0) {
+    defer(std::move(done));
+    return;
+  }
+  if (n > std::size_t(INT_MAX))
+    throw error("accrete::shared_block::elements: " + std::to_string(n) + " elements exceed one MPI operation");
+  const std::size_t es = scalar_bytes(t);
+  // Irregular lists: one type per call (not cached), freed once issued.
+  std::vector<MPI_Aint> bytes(n);
+  for (std::size_t k = 0; k < n; ++k) bytes[k] = MPI_Aint(std::size_t(disps[k]) * es);
+  MPI_Datatype tt, ot = mpi_type(t);
+  ACCRETE_MPI(MPI_Type_create_hindexed_block(int(n), 1, bytes.data(), ot, &tt));
+  ACCRETE_MPI(MPI_Type_commit(&tt));
+  issue(op, origin, int(n), ot, rank, MPI_Aint(offset), tt, wins_->world);
+  MPI_Type_free(&tt);
+  complete_locally(rank, wins_->world, std::move(done));
+}
+
+std::int64_t shared_block::fetch_op(int rank, std::size_t offset, std::int64_t v, bool replace) const {
+  std::int64_t old = 0;
+  ACCRETE_MPI(MPI_Fetch_and_op(&v, &old, MPI_INT64_T, rank, MPI_Aint(offset), replace ? MPI_REPLACE : MPI_SUM,
+                               wins_->world));
+  ACCRETE_MPI(MPI_Win_flush(rank, wins_->world));
+  return old;
+}
+
+void shared_block::flush(int rank) const {
+  if (wins_ && st.up) ACCRETE_MPI(MPI_Win_flush(rank, wins_->world));
+  sync();
+}
+
+// Per target, not MPI_Win_flush_all: MPICH 4.0.2's flush_all returned
+// before small puts had completed (README, known limitations).
+void shared_block::flush_all() const {
+  if (wins_ && st.up)
+    for (int r = 0; r < st.size; ++r) ACCRETE_MPI(MPI_Win_flush(r, wins_->world));
+  sync();
+}
+
+void shared_block::flush_local_all() const {
+  if (wins_ && st.up)
+    for (int r = 0; r < st.size; ++r) ACCRETE_MPI(MPI_Win_flush_local(r, wins_->world));
 }
 
 }  // namespace accrete::detail

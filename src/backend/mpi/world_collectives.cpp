@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "accrete/error.hpp"
+#include "backend/mpi/mpi_types.hpp"
 #include "backend/mpi/state.hpp"
 
 namespace accrete::detail {
@@ -65,6 +66,10 @@ std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine) {
   std::vector<std::int64_t> all(std::size_t(st.size) * mine.size());
   ACCRETE_MPI(MPI_Allgather(mine.data(), k, MPI_INT64_T, all.data(), k, MPI_INT64_T, st.world));
   return all;
+}
+
+void world_allreduce_sum(void* inout, int count, scalar_type t) {
+  ACCRETE_MPI(MPI_Allreduce(MPI_IN_PLACE, inout, count, mpi_type(t), MPI_SUM, st.world));
 }
 
 std::int64_t world_min(std::int64_t mine) {

@@ -1,0 +1,352 @@
+// dist_array's data motion. A patch splits, per axis, into one local range
+// per owning part (the elements a part owns in any index range are
+// consecutive in its local storage, distribution.hpp), so every (row part,
+// column part) pair is one rectangle of the owner's storage:
+//  - node-local owners: copied directly (acc under the owner's stripe
+//    locks, the assembly engine's);
+//  - remote owners: one MPI RMA operation on a rectangle type cached per
+//    shape (shared_block::rect), straight from the caller's buffer when its
+//    piece is one rectangle too (block and irregular distributions, column
+//    major, alpha = 1), else through a packed copy.
+#include "array/array_core.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accrete/collectives.hpp"
+#include "accrete/error.hpp"
+#include "accrete/promise.hpp"
+#include "assembly/kernels.hpp"
+
+namespace accrete::detail {
+namespace {
+
+using rma = shared_block::rma_op;
+
+rma to_rma(array_op op) { return op == array_op::put ? rma::put : op == array_op::get ? rma::get : rma::acc; }
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+void no_packets(assembly_engine&, const packet_view&) {
+  throw error("accrete::dist_array: received an assembly packet (dist_array sends none)");
+}
+
+assembly_shape shape_of(const distribution& d, std::size_t es) {
+  const int np = world_size();
+  if (d.parts() != np)
+    throw std::invalid_argument("accrete::dist_array: the distribution's grid has " + str(d.parts()) +
+                                " parts (" + str(d.grid_rows()) + " x " + str(d.grid_cols()) + ") but there are " +
+                                str(np) + " processes");
+  assembly_shape s;
+  s.name = "accrete::dist_array";
+  s.rows = d.rows();
+  s.cols = d.cols();
+  // Only the stripe width is read from the column map (stripes by local
+  // column); dist_array never bins through the engine.
+  s.row_map = {1, d.grid_rows(), 0};
+  s.col_map = {1, d.grid_cols(), 0};
+  s.my_part = world_rank();
+  s.lrows = d.local_rows(s.my_part);
+  s.lcols = d.local_cols(s.my_part);
+  s.lld = std::max<std::int64_t>(1, s.lrows);
+  s.elem_size = es;
+  const auto limit = std::numeric_limits<std::size_t>::max();
+  if (s.lcols > 0 && std::size_t(s.lld) > (limit - assembly_engine::header_bytes) / es / std::size_t(s.lcols))
+    throw std::invalid_argument("accrete::dist_array: the local part (" + str(s.lld) + " x " + str(s.lcols) +
+                                ") is too large");
+  s.storage_bytes = assembly_engine::header_bytes + std::size_t(s.lld) * std::size_t(s.lcols) * es;
+  s.buffer_cap = std::size_t{1} << 20;
+  s.coalesce_bytes = std::size_t{64} << 10;
+  return s;
+}
+
+}  // namespace
+
+array_core::array_core(const distribution& d, const elem_ops& ops)
+    : dist_(d), ops_(ops), engine_(shape_of(d, ops.size), &no_packets) {}
+
+void array_core::split(const axis& a, std::int64_t lo, std::int64_t hi, std::vector<axis_piece>& out) {
+  out.clear();
+  thread_local std::vector<int> slot;
+  slot.assign(std::size_t(a.parts()), -1);
+  a.for_each_run(lo, hi, [&](int part, std::int64_t g, std::int64_t l, std::int64_t len) {
+    int& s = slot[std::size_t(part)];
+    if (s < 0) {
+      s = int(out.size());
+      out.push_back({part, l, 0, {}});
+    }
+    auto& p = out[std::size_t(s)];
+    p.count += len;
+    if (!p.runs.empty() && p.runs.back().first + p.runs.back().second == g - lo)
+      p.runs.back().second += len;
+    else
+      p.runs.push_back({g - lo, len});
+  });
+}
+
+void array_core::check_patch(const patch& p, const std::byte* buf, std::int64_t ld, matrix_layout lay,
+                             const char* what) const {
+  engine_.require_usable(what);
+  const std::string w = std::string("accrete::dist_array::") + what + ": ";
+  auto bound = [&](const char* name, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    if (v < lo || v > hi)
+      throw std::out_of_range(w + name + " = " + str(v) + " is outside [" + str(lo) + ", " + str(hi) + "]");
+  };
+  bound("row_lo", p.row_lo, 0, dist_.rows());
+  bound("row_hi", p.row_hi, p.row_lo, dist_.rows());
+  bound("col_lo", p.col_lo, 0, dist_.cols());
+  bound("col_hi", p.col_hi, p.col_lo, dist_.cols());
+  if (p.empty()) return;
+  if (!buf) throw std::invalid_argument(w + "null buffer for a " + str(p.rows()) + " x " + str(p.cols()) + " patch");
+  const std::int64_t need = lay == matrix_layout::col_major ? p.rows() : p.cols();
+  if (ld < need)
+    throw std::invalid_argument(w + "ld = " + str(ld) + " is smaller than the patch's " +
+                                (lay == matrix_layout::col_major ? "rows" : "columns") + " (" + str(need) + ")");
+}
+
+bool array_core::direct_ok(array_op op, int part) const noexcept {
+  return engine_.part_storage(part) && (op != array_op::acc || world_on_one_node());
+}
+
+future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::int64_t ld, matrix_layout lay,
+                              const void* alpha, const char* what) const {
+  check_patch(p, buf, ld, lay, what);
+  if (p.empty()) return make_future();
+  const std::size_t es = ops_.size;
+  const bool colmaj = lay == matrix_layout::col_major;
+  const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;  // buffer strides of a row / column step
+  thread_local std::vector<axis_piece> rp, cp;
+  split(dist_.row_axis(), p.row_lo, p.row_hi, rp);
+  split(dist_.col_axis(), p.col_lo, p.col_hi, cp);
+  const int pc = dist_.grid_cols();
+  std::shared_ptr<promise<>> done;
+  thread_local std::vector<std::int32_t> lcol, cpos;
+  auto at = [&](std::int64_t r, std::int64_t c) { return buf + std::size_t(r * rs + c * cs) * es; };
+
+  for (const auto& c : cp) {
+    // Local column -> its position in the patch.
+    cpos.clear();
+    for (auto [pos, len] : c.runs)
+      for (std::int64_t k = 0; k < len; ++k) cpos.push_back(std::int32_t(pos + k));
+    for (const auto& r : rp) {
+      const int part = r.part * pc + c.part;
+      const std::int64_t tld = engine_.lld_of(part);
+      if (direct_ok(op, part)) {
+        std::byte* base = engine_.part_storage(part);
+        // Column `k` of the piece: every row run between buffer and storage.
+        auto column = [&](std::int64_t k) {
+          std::byte* t = base + std::size_t((c.lstart + k) * tld + r.lstart) * es;
+          for (auto [pos, len] : r.runs) {
+            std::byte* u = at(pos, cpos[std::size_t(k)]);
+            if (op == array_op::put)
+              ops_.copy(t, 1, u, rs, len, nullptr);
+            else if (op == array_op::get)
+              ops_.copy(u, rs, t, 1, len, nullptr);
+            else
+              ops_.add(t, 1, u, rs, len, alpha);
+            t += std::size_t(len) * es;
+          }
+        };
+        if (op != array_op::acc) {
+          for (std::int64_t k = 0; k < c.count; ++k) column(k);
+        } else {
+          lcol.resize(std::size_t(c.count));
+          for (std::int64_t k = 0; k < c.count; ++k) lcol[std::size_t(k)] = std::int32_t(c.lstart + k);
+          engine_.with_stripes(part, lcol.data(), std::int32_t(c.count), [&](std::int32_t k0, std::int32_t k1) {
+            for (std::int32_t k = k0; k < k1; ++k) column(k);
+          });
+        }
+        continue;
+      }
+      if (!done) done = std::make_shared<promise<>>();
+      done->require_anonymous(1);
+      const int rank = engine_.world_of(part);
+      const std::size_t off = assembly_engine::header_bytes + std::size_t(c.lstart * tld + r.lstart) * es;
+      const bool one_rect = colmaj && r.runs.size() == 1 && c.runs.size() == 1 && (op != array_op::acc || !alpha);
+      if (one_rect) {
+        engine_.block().rect(to_rma(op), rank, off, r.count, c.count, tld, ops_.type,
+                             at(r.runs[0].first, c.runs[0].first), ld, [done] { done->fulfill_anonymous(1); });
+        continue;
+      }
+      // Packed: the piece as a contiguous r.count x c.count column-major block.
+      auto tmp = std::make_shared<std::vector<std::byte>>(std::size_t(r.count * c.count) * es);
+      auto each = [&, tmp](auto&& f) {
+        std::byte* q = tmp->data();
+        for (std::int64_t k = 0; k < c.count; ++k)
+          for (auto [pos, len] : r.runs) {
+            f(q, at(pos, cpos[std::size_t(k)]), len);
+            q += std::size_t(len) * es;
+          }
+      };
+      if (op != array_op::get) {
+        each([&](std::byte* q, std::byte* u, std::int64_t len) { ops_.copy(q, 1, u, rs, len, alpha); });
+        engine_.block().rect(to_rma(op), rank, off, r.count, c.count, tld, ops_.type, tmp->data(), r.count,
+                             [done, tmp] { done->fulfill_anonymous(1); });
+      } else {
+        // Unpacked at completion: copy the piece's geometry now.
+        auto runs = r.runs;
+        std::vector<std::int32_t> cols(cpos);
+        engine_.block().rect(to_rma(op), rank, off, r.count, c.count, tld, ops_.type, tmp->data(), r.count,
+                             [done, tmp, runs = std::move(runs), cols = std::move(cols), buf, rs, cs, es,
+                              copy = ops_.copy] {
+                               const std::byte* q = tmp->data();
+                               for (std::int32_t k : cols)
+                                 for (auto [pos, len] : runs) {
+                                   copy(buf + std::size_t(pos * rs + k * cs) * es, rs, q, 1, len, nullptr);
+                                   q += std::size_t(len) * es;
+                                 }
+                               done->fulfill_anonymous(1);
+                             });
+      }
+    }
+  }
+  if (!done) return make_future();
+  return done->finalize();
+}
+
+void array_core::elements(array_op op, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
+                          std::byte* vals, const void* alpha, const char* what) const {
+  engine_.require_usable(what);
+  const std::string w = std::string("accrete::dist_array::") + what + ": ";
+  if (rows.size() != cols.size())
+    throw std::invalid_argument(w + str(std::int64_t(rows.size())) + " row indices but " +
+                                str(std::int64_t(cols.size())) + " column indices");
+  const std::size_t n = rows.size();
+  if (n == 0) return;
+  if (!vals) throw std::invalid_argument(w + "null value buffer for " + str(std::int64_t(n)) + " elements");
+  for (std::size_t k = 0; k < n; ++k) {
+    if (rows[k] < 0 || rows[k] >= dist_.rows())
+      throw std::out_of_range(w + "rows[" + str(std::int64_t(k)) + "] = " + str(rows[k]) + " is outside [0, " +
+                              str(dist_.rows()) + ")");
+    if (cols[k] < 0 || cols[k] >= dist_.cols())
+      throw std::out_of_range(w + "cols[" + str(std::int64_t(k)) + "] = " + str(cols[k]) + " is outside [0, " +
+                              str(dist_.cols()) + ")");
+  }
+  const std::size_t es = ops_.size;
+  const axis &ra = dist_.row_axis(), &ca = dist_.col_axis();
+  const int pc = dist_.grid_cols();
+  // Remote elements by owner: (element offset in the owner's storage, k).
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> remote(std::size_t(dist_.parts()));
+  for (std::size_t k = 0; k < n; ++k) {
+    const int part = ra.owner(rows[k]) * pc + ca.owner(cols[k]);
+    const std::int64_t lc = ca.local(cols[k]);
+    const std::int64_t e = lc * engine_.lld_of(part) + ra.local(rows[k]);
+    if (!direct_ok(op, part)) {
+      remote[std::size_t(part)].push_back({e, std::int64_t(k)});
+      continue;
+    }
+    std::byte* t = engine_.part_storage(part) + std::size_t(e) * es;
+    std::byte* v = vals + k * es;
+    if (op == array_op::put)
+      ops_.copy(t, 1, v, 1, 1, nullptr);
+    else if (op == array_op::get)
+      ops_.copy(v, 1, t, 1, 1, nullptr);
+    else {
+      const auto l = std::int32_t(lc);
+      engine_.with_stripes(part, &l, 1, [&](std::int32_t, std::int32_t) { ops_.add(t, 1, v, 1, 1, alpha); });
+    }
+  }
+  promise<> done;
+  // Kept until every operation is complete: the combined values.
+  std::vector<std::vector<std::byte>> bufs;
+  std::vector<std::vector<std::int64_t>> disps;
+  std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> gathers;  // (k per value, buf index)
+  for (int part = 0; part < dist_.parts(); ++part) {
+    auto& list = remote[std::size_t(part)];
+    if (list.empty()) continue;
+    // MPI forbids overlapping targets within one operation: one value per
+    // distinct element (summed for acc, the last for put).
+    std::stable_sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::vector<std::int64_t> d;
+    std::vector<std::byte> b;
+    std::vector<std::int64_t> owners;  // get: every k reading each distinct element, flattened with -1 separators
+    for (std::size_t i = 0; i < list.size();) {
+      std::size_t j = i;
+      while (j < list.size() && list[j].first == list[i].first) ++j;
+      d.push_back(list[i].first);
+      b.resize(b.size() + es);
+      std::byte* slot = b.data() + b.size() - es;
+      if (op == array_op::put) {
+        std::memcpy(slot, vals + std::size_t(list[j - 1].second) * es, es);
+      } else if (op == array_op::acc) {
+        ops_.copy(slot, 1, vals + std::size_t(list[i].second) * es, 1, 1, alpha);
+        for (std::size_t q = i + 1; q < j; ++q) ops_.add(slot, 1, vals + std::size_t(list[q].second) * es, 1, 1, alpha);
+      } else {
+        for (std::size_t q = i; q < j; ++q) owners.push_back(list[q].second);
+        owners.push_back(-1);
+      }
+      i = j;
+    }
+    bufs.push_back(std::move(b));
+    disps.push_back(std::move(d));
+    if (op == array_op::get) gathers.push_back({std::move(owners), bufs.size() - 1});
+    done.require_anonymous(1);
+    promise<>* pd = &done;
+    engine_.block().elements(to_rma(op), engine_.world_of(part), assembly_engine::header_bytes, disps.back(),
+                             ops_.type, bufs.back().data(), [pd] { pd->fulfill_anonymous(1); });
+  }
+  done.finalize().wait();
+  for (auto& [owners, bi] : gathers) {
+    const std::byte* q = bufs[bi].data();
+    for (std::int64_t k : owners) {
+      if (k < 0) {
+        q += es;
+        continue;
+      }
+      std::memcpy(vals + std::size_t(k) * es, q, es);
+    }
+  }
+}
+
+void array_core::flush(const char* what) const {
+  engine_.require_usable(what);
+  engine_.block().flush_all();
+}
+
+void array_core::flush(int rank, const char* what) const {
+  engine_.require_usable(what);
+  if (rank < 0 || rank >= world_size())
+    throw std::out_of_range(std::string("accrete::dist_array::") + what + ": rank " + str(rank) +
+                            " is outside [0, " + str(world_size()) + ")");
+  engine_.block().flush(rank);
+}
+
+void array_core::flush_local(const char* what) const {
+  engine_.require_usable(what);
+  engine_.block().flush_local_all();
+}
+
+void array_core::sync(const char* what) const {
+  flush(what);
+  barrier(world());
+  engine_.block().sync();
+}
+
+std::byte* array_core::access(const char* what) {
+  std::byte* p = local(what);
+  if (accessed_)
+    throw error(std::string("accrete::dist_array::") + what + ": the part is already accessed (release it first)");
+  accessed_ = true;
+  return p;
+}
+
+void array_core::release(bool updated, const char* what) {
+  engine_.require_usable(what);
+  if (!accessed_) throw error(std::string("accrete::dist_array::") + what + ": release without access()");
+  accessed_ = false;
+  if (updated) engine_.block().sync();
+}
+
+void array_core::require_same(const array_core& o, const char* what) const {
+  engine_.require_usable(what);
+  o.engine_.require_usable(what);
+  if (!(o.dist_ == dist_))
+    throw std::invalid_argument(std::string("accrete::dist_array::") + what +
+                                ": the arrays have different distributions");
+}
+
+}  // namespace accrete::detail

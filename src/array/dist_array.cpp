@@ -1,0 +1,248 @@
+// dist_array<T>: the typed layer over array_core -- element kernels, the
+// whole-array collectives, and the explicit instantiations.
+#include "accrete/array/dist_array.hpp"
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+
+#include "accrete/collectives.hpp"
+#include "accrete/error.hpp"
+#include "array/array_core.hpp"
+
+namespace accrete {
+namespace detail {
+namespace {
+
+template <class T>
+constexpr scalar_type element_type() {
+  if constexpr (std::is_same_v<T, std::complex<float>>)
+    return scalar_type::c32;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return scalar_type::c64;
+  else
+    return scalar_type_of<T>();
+}
+
+template <class T>
+void copy_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int64_t si, std::int64_t n,
+                 const void* alpha) {
+  if (!alpha && di == 1 && si == 1) {
+    std::memcpy(dst, src, std::size_t(n) * sizeof(T));
+    return;
+  }
+  T* d = reinterpret_cast<T*>(dst);
+  const T* s = reinterpret_cast<const T*>(src);
+  const T a = alpha ? *static_cast<const T*>(alpha) : T(1);
+  for (std::int64_t k = 0; k < n; ++k) d[k * di] = a * s[k * si];
+}
+
+template <class T>
+void add_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int64_t si, std::int64_t n,
+                const void* alpha) {
+  T* d = reinterpret_cast<T*>(dst);
+  const T* s = reinterpret_cast<const T*>(src);
+  if (!alpha && di == 1 && si == 1) {
+    for (std::int64_t k = 0; k < n; ++k) d[k] += s[k];
+    return;
+  }
+  const T a = alpha ? *static_cast<const T*>(alpha) : T(1);
+  for (std::int64_t k = 0; k < n; ++k) d[k * di] += a * s[k * si];
+}
+
+template <class T>
+const elem_ops& ops_of() {
+  static const elem_ops ops{element_type<T>(), sizeof(T), &copy_kernel<T>, &add_kernel<T>};
+  return ops;
+}
+
+// Visits every element of this process's part: f(column pointer, rows).
+template <class T, class F>
+void for_each_column(T* base, std::int64_t lld, std::int64_t lrows, std::int64_t lcols, F&& f) {
+  for (std::int64_t j = 0; j < lcols; ++j) f(base + j * lld, lrows);
+}
+
+}  // namespace
+}  // namespace detail
+
+namespace {
+distribution default_block(std::int64_t rows, std::int64_t cols) {
+  detail::require_initialized("accrete::dist_array");
+  const int p = detail::world_size();
+  int r = 1;
+  for (int k = 1; k * k <= p; ++k)
+    if (p % k == 0) r = k;
+  return distribution::block(rows, cols, r, p / r);
+}
+// Alpha for the core: null when it is 1 (no scaling pass, direct RMA).
+template <class T>
+const void* alpha_arg(const T& a) {
+  return a == T(1) ? nullptr : &a;
+}
+}  // namespace
+
+template <class T>
+dist_array<T>::dist_array(const distribution& d) {
+  detail::require_initialized("accrete::dist_array");
+  core_ = std::make_unique<detail::array_core>(d, detail::ops_of<T>());
+}
+
+template <class T>
+dist_array<T>::dist_array(std::int64_t rows, std::int64_t cols) : dist_array(default_block(rows, cols)) {}
+
+template <class T>
+dist_array<T>::~dist_array() = default;
+
+template <class T>
+const distribution& dist_array<T>::dist() const noexcept {
+  return core_->dist();
+}
+template <class T>
+std::int64_t dist_array<T>::local_rows() const noexcept {
+  return core_->local_rows();
+}
+template <class T>
+std::int64_t dist_array<T>::local_cols() const noexcept {
+  return core_->local_cols();
+}
+template <class T>
+std::int64_t dist_array<T>::lld() const noexcept {
+  return core_->lld();
+}
+
+template <class T>
+future<> dist_array<T>::put(const patch& p, const T* buf, std::int64_t ld, matrix_layout lay) {
+  return core_->transfer(detail::array_op::put, p, reinterpret_cast<std::byte*>(const_cast<T*>(buf)), ld, lay,
+                         nullptr, "put");
+}
+template <class T>
+future<> dist_array<T>::get(const patch& p, T* buf, std::int64_t ld, matrix_layout lay) const {
+  return core_->transfer(detail::array_op::get, p, reinterpret_cast<std::byte*>(buf), ld, lay, nullptr, "get");
+}
+template <class T>
+future<> dist_array<T>::acc(const patch& p, const T* buf, std::int64_t ld, T alpha, matrix_layout lay) {
+  return core_->transfer(detail::array_op::acc, p, reinterpret_cast<std::byte*>(const_cast<T*>(buf)), ld, lay,
+                         alpha_arg(alpha), "acc");
+}
+
+template <class T>
+void dist_array<T>::flush() {
+  core_->flush("flush");
+}
+template <class T>
+void dist_array<T>::flush(int rank) {
+  core_->flush(rank, "flush");
+}
+template <class T>
+void dist_array<T>::flush_local() {
+  core_->flush_local("flush_local");
+}
+
+template <class T>
+void dist_array<T>::gather(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, T* out) const {
+  core_->elements(detail::array_op::get, rows, cols, reinterpret_cast<std::byte*>(out), nullptr, "gather");
+}
+template <class T>
+void dist_array<T>::scatter(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, const T* vals) {
+  core_->elements(detail::array_op::put, rows, cols, reinterpret_cast<std::byte*>(const_cast<T*>(vals)), nullptr,
+                  "scatter");
+}
+template <class T>
+void dist_array<T>::scatter_acc(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
+                                const T* vals, T alpha) {
+  core_->elements(detail::array_op::acc, rows, cols, reinterpret_cast<std::byte*>(const_cast<T*>(vals)),
+                  alpha_arg(alpha), "scatter_acc");
+}
+
+template <class T>
+T* dist_array<T>::access() {
+  return reinterpret_cast<T*>(core_->access("access"));
+}
+template <class T>
+void dist_array<T>::release() {
+  core_->release(false, "release");
+}
+template <class T>
+void dist_array<T>::release_update() {
+  core_->release(true, "release_update");
+}
+
+template <class T>
+void dist_array<T>::sync() {
+  core_->sync("sync");
+}
+
+// The element-wise collectives complete every outstanding operation first
+// and last (as GA's), so no remote operation races with the local pass.
+template <class T>
+void dist_array<T>::fill(T value) {
+  core_->sync("fill");
+  T* a = reinterpret_cast<T*>(core_->local("fill"));
+  detail::for_each_column(a, lld(), local_rows(), local_cols(), [&](T* c, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) c[i] = value;
+  });
+  core_->sync("fill");
+}
+template <class T>
+void dist_array<T>::zero() {
+  fill(T(0));
+}
+template <class T>
+void dist_array<T>::scale(T alpha) {
+  core_->sync("scale");
+  T* a = reinterpret_cast<T*>(core_->local("scale"));
+  detail::for_each_column(a, lld(), local_rows(), local_cols(), [&](T* c, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) c[i] *= alpha;
+  });
+  core_->sync("scale");
+}
+template <class T>
+void dist_array<T>::add(T alpha, const dist_array& x, T beta, const dist_array& y) {
+  core_->require_same(*x.core_, "add");
+  core_->require_same(*y.core_, "add");
+  core_->sync("add");
+  T* a = reinterpret_cast<T*>(core_->local("add"));
+  const T* xa = reinterpret_cast<const T*>(x.core_->local("add"));
+  const T* ya = reinterpret_cast<const T*>(y.core_->local("add"));
+  for (std::int64_t j = 0; j < local_cols(); ++j)
+    for (std::int64_t i = 0; i < local_rows(); ++i) {
+      const std::int64_t e = j * lld() + i;
+      a[e] = alpha * xa[e] + beta * ya[e];
+    }
+  core_->sync("add");
+}
+template <class T>
+void dist_array<T>::copy(const dist_array& src) {
+  add(T(1), src, T(0), src);
+}
+template <class T>
+T dist_array<T>::dot(const dist_array& other) const {
+  core_->require_same(*other.core_, "dot");
+  core_->sync("dot");
+  const T* a = reinterpret_cast<const T*>(core_->local("dot"));
+  const T* b = reinterpret_cast<const T*>(other.core_->local("dot"));
+  T s = T(0);
+  for (std::int64_t j = 0; j < local_cols(); ++j)
+    for (std::int64_t i = 0; i < local_rows(); ++i) s += a[j * lld() + i] * b[j * lld() + i];
+  detail::world_allreduce_sum(&s, 1, detail::element_type<T>());
+  return s;
+}
+template <class T>
+double dist_array<T>::norm() const {
+  core_->sync("norm");
+  const T* a = reinterpret_cast<const T*>(core_->local("norm"));
+  double s = 0;
+  for (std::int64_t j = 0; j < local_cols(); ++j)
+    for (std::int64_t i = 0; i < local_rows(); ++i) s += double(std::norm(a[j * lld() + i]));
+  detail::world_allreduce_sum(&s, 1, detail::scalar_type::f64);
+  return std::sqrt(s);
+}
+
+template class dist_array<float>;
+template class dist_array<double>;
+template class dist_array<std::complex<float>>;
+template class dist_array<std::complex<double>>;
+template class dist_array<std::int32_t>;
+template class dist_array<std::int64_t>;
+
+}  // namespace accrete
