@@ -18,17 +18,10 @@ using namespace accrete;
 
 namespace {
 
-int grid_rows_for(int p) {
-  int r = 1;
-  for (int k = 1; k * k <= p; ++k)
-    if (p % k == 0) r = k;
-  return r;
-}
-
 // The four distributions of an m x n array over every process. The
 // irregular one has an empty part whenever there are two or more parts.
 std::vector<distribution> all_distributions(std::int64_t m, std::int64_t n) {
-  const int p = rank_n(), pr = grid_rows_for(p), pc = p / pr;
+  const int p = rank_n(), pr = square_grid_rows(p), pc = p / pr;
   auto bounds = [](std::int64_t len, int parts) {
     std::vector<std::int64_t> b(std::size_t(parts) + 1, 0);
     // Part 0 empty, the rest uneven.

@@ -251,9 +251,9 @@ void array_core::elements(array_op op, std::span<const std::int64_t> rows, std::
     }
   }
   promise<> done;
-  // Kept until every operation is complete: the combined values.
+  // Kept until every operation is complete: the combined values (the
+  // displacements are read when the operation is issued).
   std::vector<std::vector<std::byte>> bufs;
-  std::vector<std::vector<std::int64_t>> disps;
   std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> gathers;  // (k per value, buf index)
   for (int part = 0; part < dist_.parts(); ++part) {
     auto& list = remote[std::size_t(part)];
@@ -282,11 +282,10 @@ void array_core::elements(array_op op, std::span<const std::int64_t> rows, std::
       i = j;
     }
     bufs.push_back(std::move(b));
-    disps.push_back(std::move(d));
     if (op == array_op::get) gathers.push_back({std::move(owners), bufs.size() - 1});
     done.require_anonymous(1);
     promise<>* pd = &done;
-    engine_.block().elements(to_rma(op), engine_.world_of(part), assembly_engine::header_bytes, disps.back(),
+    engine_.block().elements(to_rma(op), engine_.world_of(part), assembly_engine::header_bytes, d,
                              ops_.type, bufs.back().data(), [pd] { pd->fulfill_anonymous(1); });
   }
   done.finalize().wait();

@@ -68,10 +68,7 @@ void for_each_column(T* base, std::int64_t lld, std::int64_t lrows, std::int64_t
 namespace {
 distribution default_block(std::int64_t rows, std::int64_t cols) {
   detail::require_initialized("accrete::dist_array");
-  const int p = detail::world_size();
-  int r = 1;
-  for (int k = 1; k * k <= p; ++k)
-    if (p % k == 0) r = k;
+  const int p = detail::world_size(), r = square_grid_rows(p);
   return distribution::block(rows, cols, r, p / r);
 }
 // Alpha for the core: null when it is 1 (no scaling pass, direct RMA).

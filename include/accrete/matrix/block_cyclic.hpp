@@ -25,6 +25,15 @@ constexpr std::int64_t numroc(std::int64_t n, std::int64_t nb, int iproc, int is
   return count;
 }
 
+/// Rows of the most square grid of p processes: the largest divisor of p
+/// not above sqrt(p) (1 x p for a prime p).
+constexpr int square_grid_rows(int p) noexcept {
+  int best = 1;
+  for (int r = 1; static_cast<long long>(r) * r <= p; ++r)
+    if (p % r == 0) best = r;
+  return best;
+}
+
 /// An m x n global matrix in mb x nb blocks dealt cyclically over a
 /// prows x pcols process grid, block (0,0) living on process (rsrc, csrc).
 /// All indices are 0-based; local storage on each process is the

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "accrete/matrix/block_cyclic.hpp"
+
 // BLACS C interface. Debian ships no header for it; the symbols live in
 // libscalapack-openmpi / libscalapack-mpich, which libaccrete links.
 extern "C" {
@@ -49,7 +51,7 @@ class process_grid {
   /// Picks pr = the largest divisor of P = size(comm) not above sqrt(P),
   /// pc = P / pr, row-major (so P = 4 gives 2x2, a prime P gives 1xP).
   explicit process_grid(MPI_Comm comm)
-      : process_grid(comm, default_rows(comm_size(comm)), comm_size(comm) / default_rows(comm_size(comm))) {}
+      : process_grid(comm, square_grid_rows(comm_size(comm)), comm_size(comm) / square_grid_rows(comm_size(comm))) {}
 
   /// An explicit pr x pc grid. Throws std::invalid_argument unless
   /// pr * pc equals the size of comm.
@@ -101,14 +103,6 @@ class process_grid {
   };
 
   static int comm_size(MPI_Comm comm);
-
-  static int default_rows(int p) {
-    int best = 1;
-    for (int r = 1; static_cast<long long>(r) * r <= p; ++r) {
-      if (p % r == 0) best = r;
-    }
-    return best;
-  }
 
   static void check(int v, int n, const char* what) {
     if (v < 0 || v >= n) {
