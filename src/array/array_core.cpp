@@ -19,6 +19,8 @@
 
 #include "accrete/collectives.hpp"
 #include "accrete/error.hpp"
+#include "accrete/matrix/scalapack.hpp"
+#include "accrete/team.hpp"
 #include "accrete/promise.hpp"
 #include "assembly/kernels.hpp"
 
@@ -338,6 +340,29 @@ void array_core::release(bool updated, const char* what) {
   if (!accessed_) throw error(std::string("accrete::dist_array::") + what + ": release without access()");
   accessed_ = false;
   if (updated) engine_.block().sync();
+}
+
+int array_core::my_part() const noexcept { return engine_.shape().my_part; }
+
+void array_core::file(const std::string& path, bool write, const char* what) {
+  sync(what);
+  const std::string name = std::string("dist_array::") + what;
+  world_matrix_file_io({path, name.c_str(), ops_.type, dist_.rows(), dist_.cols(), my_row_runs(), my_col_runs(),
+                        local(what), local_rows(), local_cols(), lld()},
+                       write);
+  // Other processes read the loaded parts only after every part is in.
+  if (!write) sync(what);
+}
+
+std::array<int, 9> array_core::descriptor(const char* what) const {
+  engine_.require_usable(what);
+  if (!dist_.row_axis().is_cyclic() || !dist_.col_axis().is_cyclic())
+    throw std::logic_error(std::string("accrete::dist_array::") + what +
+                           ": a block or irregular array has no ScaLAPACK descriptor (use a block_cyclic or "
+                           "element_cyclic distribution)");
+  // Part r * pc + c is world rank r * pc + c: a row-major grid over the world.
+  if (!grid_) grid_ = std::make_unique<process_grid>(world().mpi_comm(), dist_.grid_rows(), dist_.grid_cols());
+  return accrete::descriptor(dist_.as_block_cyclic(), *grid_, lld());
 }
 
 void array_core::require_same(const array_core& o, const char* what) const {

@@ -3,14 +3,19 @@
 // (node-shared parts with stripe locks, one-sided access to remote parts),
 // patch and element-list data motion, and part access. The typed layer
 // (dist_array.cpp) supplies the element kernels.
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "accrete/array/distribution.hpp"
 #include "accrete/assembly.hpp"
 #include "accrete/detail/assembly_engine.hpp"
 #include "accrete/future.hpp"
+#include "accrete/matrix/process_grid.hpp"
 
 namespace accrete::detail {
 
@@ -56,6 +61,13 @@ class array_core {
   std::byte* access(const char* what);
   void release(bool updated, const char* what);
 
+  /// Collective MPI-IO of the whole array (sync before; after, too, for a load).
+  void file(const std::string& path, bool write, const char* what);
+  std::array<int, 9> descriptor(const char* what) const;
+  /// The runs of global rows and columns this process's part holds.
+  std::vector<index_run> my_row_runs() const { return dist_.row_axis().owned_runs(my_part() / dist_.grid_cols()); }
+  std::vector<index_run> my_col_runs() const { return dist_.col_axis().owned_runs(my_part() % dist_.grid_cols()); }
+
   /// Throws std::invalid_argument unless `o` has the same distribution.
   void require_same(const array_core& o, const char* what) const;
 
@@ -75,8 +87,11 @@ class array_core {
   // that MPI's element atomicity covers all of them.
   bool direct_ok(array_op op, int part) const noexcept;
 
+  int my_part() const noexcept;
+
   distribution dist_;
   const elem_ops& ops_;
+  mutable std::unique_ptr<process_grid> grid_;  // made by descriptor(), for its BLACS context
   mutable assembly_engine engine_;
   bool accessed_ = false;
 };

@@ -235,6 +235,87 @@ double dist_array<T>::norm() const {
   return std::sqrt(s);
 }
 
+template <class T>
+void dist_array<T>::transpose_into(dist_array& dst) const {
+  if (&dst == this)
+    throw std::invalid_argument("accrete::dist_array::transpose_into: dst is the source array (use symmetrize or a "
+                                "second array)");
+  if (dst.rows() != cols() || dst.cols() != rows())
+    throw std::invalid_argument("accrete::dist_array::transpose_into: dst is " + std::to_string(dst.rows()) + " x " +
+                                std::to_string(dst.cols()) + " but the transpose is " + std::to_string(cols()) +
+                                " x " + std::to_string(rows()));
+  core_->sync("transpose_into");
+  dst.core_->sync("transpose_into");
+  const T* a = reinterpret_cast<const T*>(core_->local("transpose_into"));
+  const auto rr = core_->my_row_runs(), cr = core_->my_col_runs();
+  const std::int64_t n_local = local_rows() * local_cols();
+  if (n_local > 0 && n_local / std::int64_t(rr.size() * cr.size()) >= 16) {
+    // Few large rectangles (block, irregular, block-cyclic): each is one
+    // patch put, read row-major from the part -- that is the transpose.
+    std::int64_t lc = 0;
+    for (const index_run& c : cr) {
+      std::int64_t lr = 0;
+      for (const index_run& r : rr) {
+        dst.put({c.start, c.start + c.length, r.start, r.start + r.length}, a + lc * lld() + lr, lld(),
+                matrix_layout::row_major);
+        lr += r.length;
+      }
+      lc += c.length;
+    }
+  } else if (n_local > 0) {
+    // Many small rectangles (element-cyclic): one element list, which goes
+    // as one operation per owner.
+    std::vector<std::int64_t> ri, ci;
+    std::vector<T> v;
+    ri.reserve(std::size_t(n_local));
+    ci.reserve(std::size_t(n_local));
+    v.reserve(std::size_t(n_local));
+    std::int64_t lc = 0;
+    for (const index_run& c : cr)
+      for (std::int64_t j = c.start; j < c.start + c.length; ++j, ++lc) {
+        std::int64_t lr = 0;
+        for (const index_run& r : rr)
+          for (std::int64_t i = r.start; i < r.start + r.length; ++i, ++lr) {
+            ri.push_back(j);
+            ci.push_back(i);
+            v.push_back(a[lc * lld() + lr]);
+          }
+      }
+    dst.scatter(ri, ci, v.data());
+  }
+  dst.core_->sync("transpose_into");
+}
+
+template <class T>
+void dist_array<T>::symmetrize() {
+  if (rows() != cols())
+    throw std::invalid_argument("accrete::dist_array::symmetrize: the array is " + std::to_string(rows()) + " x " +
+                                std::to_string(cols()) + ", not square");
+  dist_array t(dist());
+  transpose_into(t);
+  T* a = reinterpret_cast<T*>(core_->local("symmetrize"));
+  const T* b = reinterpret_cast<const T*>(t.core_->local("symmetrize"));
+  for (std::int64_t j = 0; j < local_cols(); ++j)
+    for (std::int64_t i = 0; i < local_rows(); ++i) {
+      const std::int64_t e = j * lld() + i;
+      a[e] = (a[e] + b[e]) / T(2);
+    }
+  core_->sync("symmetrize");
+}
+
+template <class T>
+void dist_array<T>::save(const std::string& path) const {
+  core_->file(path, true, "save");
+}
+template <class T>
+void dist_array<T>::load(const std::string& path) {
+  core_->file(path, false, "load");
+}
+template <class T>
+std::array<int, 9> dist_array<T>::descriptor() const {
+  return core_->descriptor("descriptor");
+}
+
 template class dist_array<float>;
 template class dist_array<double>;
 template class dist_array<std::complex<float>>;

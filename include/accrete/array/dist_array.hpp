@@ -9,6 +9,7 @@
 #define ACCRETE_PUBLIC_INCLUDE_ARRAY_DIST_ARRAY
 #endif
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -158,6 +159,29 @@ class dist_array {
   T dot(const dist_array& other) const;
   /// Frobenius norm.
   double norm() const;
+  /// dst = this^T (dst is cols() x rows(), any distribution; not *this).
+  /// Complex elements are not conjugated.
+  void transpose_into(dist_array& dst) const;
+  /// this = (this + this^T) / 2 (GA_Symmetrize); square arrays only. For
+  /// integer types the division truncates toward zero.
+  void symmetrize();
+
+  // ---- files and ScaLAPACK -------------------------------------------------------------
+  /// Collective MPI-IO in convergent_matrix's file format (the whole array
+  /// column-major, raw native elements, no header; accrete/matrix/mpiio.hpp),
+  /// so a file written by one distribution, a convergent_matrix or
+  /// write_matrix loads into any other. Completes outstanding operations
+  /// first. load() throws std::runtime_error naming both byte counts when
+  /// the file does not hold rows() * cols() elements of T (wrong type or
+  /// shape) and leaves the array unchanged.
+  void save(const std::string& path) const;
+  void load(const std::string& path);
+  /// ScaLAPACK descriptor {1, ctxt, m, n, mb, nb, rsrc, csrc, lld} of this
+  /// process's part, for block-cyclic and element-cyclic distributions
+  /// (ScaLAPACK routines then work on access() in place). The first call is
+  /// collective (it creates the BLACS context of the world grid, freed with
+  /// the array). Throws std::logic_error for block and irregular arrays.
+  std::array<int, 9> descriptor() const;
 
  private:
   std::unique_ptr<detail::array_core> core_;

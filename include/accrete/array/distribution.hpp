@@ -36,6 +36,12 @@ struct patch {
 };
 
 /// One dimension: global index -> (part, local index).
+/// Consecutive global indices [start, start + length).
+struct index_run {
+  std::int64_t start, length;
+  friend bool operator==(const index_run&, const index_run&) = default;
+};
+
 class axis {
  public:
   /// Blocks of `block` dealt cyclically over `parts`, block 0 on part `src`.
@@ -116,6 +122,25 @@ class axis {
       f(k, i, local(i), end - i);
       i = end;
     }
+  }
+
+  /// The global indices part k holds, as maximal runs in increasing order.
+  std::vector<index_run> owned_runs(int k) const {
+    std::vector<index_run> runs;
+    if (!is_cyclic()) {
+      if (local_size(k) > 0) runs.push_back({bounds_[std::size_t(k)], local_size(k)});
+      return runs;
+    }
+    // Part k's blocks are every parts-th block from its first; adjacent ones
+    // merge only when there is a single part.
+    for (std::int64_t b = (k - src_ + parts_) % parts_; b * block_ < n_; b += parts_) {
+      const std::int64_t lo = b * block_, len = std::min(block_, n_ - lo);
+      if (!runs.empty() && runs.back().start + runs.back().length == lo)
+        runs.back().length += len;
+      else
+        runs.push_back({lo, len});
+    }
+    return runs;
   }
 
   friend bool operator==(const axis&, const axis&) = default;

@@ -5,12 +5,14 @@
 // the backend sees MPI (this header does not include <mpi.h>, so neither
 // does any data structure built on it).
 #include "accrete/detail/internal.hpp"
+#include "accrete/array/distribution.hpp"
 #include "accrete/detail/scalar_type.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace accrete::detail {
@@ -149,6 +151,25 @@ std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine);
 /// Blocking: element-wise sum over all processes of `count` values of type
 /// `t`, in place.
 void world_allreduce_sum(void* inout, int count, scalar_type t);
+/// One process's share of a collective matrix file transfer: the file is
+/// the m x n matrix column-major, raw elements of `type`, no header (the
+/// format of accrete/matrix/mpiio.hpp). This process moves the elements at
+/// rows `row_runs` x columns `col_runs`, held column-major at `local` with
+/// leading dimension lld (lrows x lcols of them).
+struct matrix_file {
+  std::string path;
+  const char* what;  // the caller's name, for messages ("dist_array::save")
+  scalar_type type;
+  std::int64_t m, n;
+  std::vector<index_run> row_runs, col_runs;
+  std::byte* local;
+  std::int64_t lrows, lcols, lld;
+};
+/// Collective over the world (MPI-IO; a write ends with a barrier, so the
+/// file is complete everywhere on return). A read checks the file holds
+/// exactly m * n elements and throws std::runtime_error naming both sizes
+/// otherwise; std::invalid_argument if m or n exceed MPI's int.
+void world_matrix_file_io(const matrix_file& f, bool write);
 /// Blocking: the smallest value over all processes.
 std::int64_t world_min(std::int64_t mine);
 /// Ends the whole job at once (after a diagnostic), with this exit code.
