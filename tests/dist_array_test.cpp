@@ -223,6 +223,12 @@ TYPED_TEST(ArrayTypes, ElementListsAndCollectives) {
 
 TYPED_TEST(ArrayTypes, TransposeAndSymmetrize) {
   using T = TypeParam;
+  // The transposes move elements by size only: one type of each size class
+  // covers them (every array construction is a window allocation, slow
+  // under MPICH with one process per node).
+  if constexpr (!(std::is_same_v<T, double> || std::is_same_v<T, std::complex<float>> ||
+                  std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::complex<double>>))
+    GTEST_SKIP() << "covered by the other element sizes";
   const std::int64_t m = 9, n = 7;
   const auto src = all_distributions(m, n), dst = all_distributions(n, m), sq = all_distributions(8, 8);
   for (std::size_t k = 0; k < src.size(); ++k) {

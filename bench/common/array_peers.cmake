@@ -21,3 +21,23 @@ function(accrete_array_bench target source)
                           ${ACCRETE_SCALAPACK_LIBRARY} ${LAPACK_LIBRARIES} ${ACCRETE_GFORTRAN_LIBRARY})
   endif()
 endfunction()
+
+# accrete_array_bench_check(target): the tiny preset at P = 2 as a CTest --
+# it checks that every implementation computes the same, exact numbers
+# (the benchmark exits non-zero otherwise), not speed.
+function(accrete_array_bench_check target)
+  if(NOT ACCRETE_BUILD_TESTS)
+    return()
+  endif()
+  set(env ${ACCRETE_MPI_ENV})
+  # ARMCI-MPI over MPICH 4.0 puts elements in the wrong place with
+  # MPI_Win_allocate'd windows.
+  if(ACCRETE_MPI_FLAVOR STREQUAL "mpich")
+    list(APPEND env ARMCI_USE_WIN_ALLOCATE=0)
+  endif()
+  add_test(NAME ${target}_checks.np2
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${ACCRETE_MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:${target}> --preset tiny --reps 1)
+  set_tests_properties(${target}_checks.np2 PROPERTIES TIMEOUT 300 ENVIRONMENT "${env}" PROCESSORS 2
+                       PASS_REGULAR_EXPRESSION "results verified")
+endfunction()

@@ -88,7 +88,12 @@ void file_io(MPI_Comm comm, const matrix_file& f, bool write) {
     MPI_Datatype rows = indexed(f.row_runs, etype);
     MPI_Type_create_resized(rows, 0, MPI_Aint(f.m) * esize, &s.row_type);
     MPI_Type_free(&rows);
-    s.file_type = indexed(f.col_runs, s.row_type);
+    // The view spans the whole file from offset 0, as a darray's does:
+    // ROMIO (MPICH 4.0) wrote past the matrix with a filetype whose lower
+    // bound was not 0.
+    MPI_Datatype cols = indexed(f.col_runs, s.row_type);
+    MPI_Type_create_resized(cols, 0, MPI_Aint(bytes), &s.file_type);
+    MPI_Type_free(&cols);
     MPI_Type_commit(&s.file_type);
     // A strided vector moves a part with lld > local rows in place.
     MPI_Type_vector(int(f.lcols), int(f.lrows), int(f.lld), etype, &s.mem_type);
