@@ -14,6 +14,8 @@
 // created with the two dimensions swapped: a column-major patch is then a
 // row-major GA patch and GA moves the caller's buffer as is.
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -340,6 +342,40 @@ class session {
  private:
   std::unique_ptr<accrete::runtime> rt_;
 };
+
+/// The command line of the workload benchmarks: --preset tiny|small|paper
+/// (each naming a matrix size n and a tile edge t), --reps R, --json FILE.
+struct preset_cli {
+  std::string preset = "small", json;
+  int reps = 3;
+  std::int64_t n = 0, t = 0;
+};
+/// `sizes` holds {n, t} for tiny, small and paper. Prints a usage line and
+/// returns false on anything else.
+inline bool parse_preset_cli(int argc, char** argv, const char* prog, const std::int64_t (&sizes)[3][2],
+                             preset_cli& c) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has = i + 1 < argc;
+    if (a == "--preset" && has)
+      c.preset = argv[++i];
+    else if (a == "--reps" && has)
+      c.reps = std::atoi(argv[++i]);
+    else if (a == "--json" && has)
+      c.json = argv[++i];
+    else
+      c.preset = "";
+  }
+  const char* names[3] = {"tiny", "small", "paper"};
+  for (int k = 0; k < 3; ++k)
+    if (c.preset == names[k] && c.reps >= 1) {
+      c.n = sizes[k][0];
+      c.t = sizes[k][1];
+      return true;
+    }
+  std::fprintf(stderr, "usage: %s [--preset tiny|small|paper] [--reps R >= 1] [--json FILE]\n", prog);
+  return false;
+}
 
 /// "openmpi" or "mpich", from the library version string.
 inline std::string mpi_name() {

@@ -103,33 +103,14 @@ struct cell {
 
 int main(int argc, char** argv) {
   bench::session s(argc, argv);
+  bench::preset_cli cli;
+  if (!bench::parse_preset_cli(argc, argv, "bench_hf_proxy", {{256, 32}, {1024, 64}, {4096, 64}}, cli)) return 2;
   params p;
-  int reps = 3;
-  std::string json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (a == "--preset" && v) {
-      p.preset = argv[++i];
-    } else if (a == "--reps" && v) {
-      reps = std::atoi(argv[++i]);
-    } else if (a == "--json" && v) {
-      json_path = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: bench_hf_proxy [--preset tiny|small|paper] [--reps R] [--json FILE]\n");
-      return 2;
-    }
-  }
-  if (p.preset == "tiny")
-    p.n = 256, p.t = 32;
-  else if (p.preset == "small")
-    p.n = 1024, p.t = 64;
-  else if (p.preset == "paper")
-    p.n = 4096, p.t = 64;
-  else {
-    std::fprintf(stderr, "bench_hf_proxy: unknown preset '%s'\n", p.preset.c_str());
-    return 2;
-  }
+  p.preset = cli.preset;
+  p.n = cli.n;
+  p.t = cli.t;
+  const int reps = cli.reps;
+  const std::string json_path = cli.json;
   int me = 0, np = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
