@@ -15,10 +15,7 @@
 
 namespace {
 
-struct params {
-  std::string preset = "small";
-  std::int64_t n = 1024, t = 64;
-};
+using params = bench::preset_cli;
 
 double x_value(std::int64_t q, std::int64_t i, std::int64_t j) { return double((q * 31 + i * 7 + j * 3) % 16) * 0.25; }
 
@@ -103,14 +100,9 @@ struct cell {
 
 int main(int argc, char** argv) {
   bench::session s(argc, argv);
-  bench::preset_cli cli;
-  if (!bench::parse_preset_cli(argc, argv, "bench_hf_proxy", {{256, 32}, {1024, 64}, {4096, 64}}, cli)) return 2;
   params p;
-  p.preset = cli.preset;
-  p.n = cli.n;
-  p.t = cli.t;
-  const int reps = cli.reps;
-  const std::string json_path = cli.json;
+  if (!bench::parse_preset_cli(argc, argv, "bench_hf_proxy", {{256, 32}, {1024, 64}, {4096, 64}}, p)) return 2;
+  const int reps = p.reps;
   int me = 0, np = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -216,8 +208,8 @@ int main(int argc, char** argv) {
     std::printf("summary: min T_mpi/T_accrete %.2f", min_mpi);
     if (bench::session::have_ga()) std::printf(", min T_ga/T_accrete %.2f (goal >= 1.4)", min_ga);
     std::printf("; results %s\n", all_ok ? "verified" : "WRONG");
-    if (!json_path.empty())
-      if (FILE* f = std::fopen(json_path.c_str(), "w")) {
+    if (!p.json.empty())
+      if (FILE* f = std::fopen(p.json.c_str(), "w")) {
         std::fputs(js.c_str(), f);
         std::fclose(f);
       }

@@ -20,10 +20,7 @@ namespace {
 double a_value(std::int64_t i, std::int64_t j) { return double((3 * i + 5 * j) % 8) * 0.25 - 1; }
 double b_value(std::int64_t i, std::int64_t j) { return double((7 * i + 2 * j) % 8) * 0.25 - 1; }
 
-struct params {
-  std::string preset = "small";
-  std::int64_t n = 1024, t = 256;
-};
+using params = bench::preset_cli;
 
 struct outcome {
   double seconds = 0;
@@ -139,14 +136,9 @@ struct cell {
 
 int main(int argc, char** argv) {
   bench::session s(argc, argv);
-  bench::preset_cli cli;
-  if (!bench::parse_preset_cli(argc, argv, "bench_matmul", {{256, 64}, {1024, 256}, {4096, 512}}, cli)) return 2;
   params p;
-  p.preset = cli.preset;
-  p.n = cli.n;
-  p.t = cli.t;
-  const int reps = cli.reps;
-  const std::string json_path = cli.json;
+  if (!bench::parse_preset_cli(argc, argv, "bench_matmul", {{256, 64}, {1024, 256}, {4096, 512}}, p)) return 2;
+  const int reps = p.reps;
   int me = 0, np = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -230,8 +222,8 @@ int main(int argc, char** argv) {
                 100 * min_bound_frac, min_mpi);
     if (bench::session::have_ga()) std::printf(", min T_ga/T_accrete %.2f (goal >= 1.4)", min_ga);
     std::printf("; results %s\n", all_ok ? "verified" : "WRONG");
-    if (!json_path.empty())
-      if (FILE* f = std::fopen(json_path.c_str(), "w")) {
+    if (!p.json.empty())
+      if (FILE* f = std::fopen(p.json.c_str(), "w")) {
         std::fputs(js.c_str(), f);
         std::fclose(f);
       }
