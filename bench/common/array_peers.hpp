@@ -248,10 +248,10 @@ class ga_array {
     GA_Set_array_name(g_, const_cast<char*>("bench"));
     if (k == dist_kind::block) {
       int grid[2] = {pc, pr};
-      // Near-equal blocks like accrete's block distribution.
+      // The block starts of accrete's block distribution (columns first).
       std::vector<int> map;
-      for (int c = 0; c < pc; ++c) map.push_back(int(std::int64_t(c) * n / pc));
-      for (int r = 0; r < pr; ++r) map.push_back(int(std::int64_t(r) * n / pr));
+      for (const accrete::axis& a : {accrete::axis::block(n, pc), accrete::axis::block(n, pr)})
+        for (int k = 0; k < a.parts(); ++k) map.push_back(int(a.bounds()[std::size_t(k)]));
       GA_Set_irreg_distr(g_, map.data(), grid);
     } else {
       const int b = k == dist_kind::block_cyclic ? int(nb) : 1;
@@ -272,23 +272,14 @@ class ga_array {
   ga_array& operator=(const ga_array&) = delete;
 
   void get(const accrete::patch& p, double* buf, std::int64_t ld) {
-    if (p.empty()) return;
-    int lo[2], hi[2], l[1] = {int(ld)};
-    bounds(p, lo, hi);
-    NGA_Get(g_, lo, hi, buf, l);
+    with_bounds(p, ld, [&](int* lo, int* hi, int* l) { NGA_Get(g_, lo, hi, buf, l); });
   }
   void put(const accrete::patch& p, const double* buf, std::int64_t ld) {
-    if (p.empty()) return;
-    int lo[2], hi[2], l[1] = {int(ld)};
-    bounds(p, lo, hi);
-    NGA_Put(g_, lo, hi, const_cast<double*>(buf), l);
+    with_bounds(p, ld, [&](int* lo, int* hi, int* l) { NGA_Put(g_, lo, hi, const_cast<double*>(buf), l); });
   }
   void acc(const accrete::patch& p, const double* buf, std::int64_t ld) {
-    if (p.empty()) return;
-    int lo[2], hi[2], l[1] = {int(ld)};
-    bounds(p, lo, hi);
     double one = 1;
-    NGA_Acc(g_, lo, hi, const_cast<double*>(buf), l, &one);
+    with_bounds(p, ld, [&](int* lo, int* hi, int* l) { NGA_Acc(g_, lo, hi, const_cast<double*>(buf), l, &one); });
   }
   // GA's put and acc are complete at the target when they return (ARMCI-MPI
   // flushes); GA_Fence would order them again.
@@ -302,11 +293,12 @@ class ga_array {
   void reset_counter() { GA_Zero(c_); }
 
  private:
-  static void bounds(const accrete::patch& p, int lo[2], int hi[2]) {
-    lo[0] = int(p.col_lo);
-    lo[1] = int(p.row_lo);
-    hi[0] = int(p.col_hi - 1);
-    hi[1] = int(p.row_hi - 1);
+  // GA's inclusive bounds of a (non-empty) patch, dimensions swapped.
+  template <class F>
+  static void with_bounds(const accrete::patch& p, std::int64_t ld, F&& f) {
+    if (p.empty()) return;
+    int lo[2] = {int(p.col_lo), int(p.row_lo)}, hi[2] = {int(p.col_hi - 1), int(p.row_hi - 1)}, l[1] = {int(ld)};
+    f(lo, hi, l);
   }
   int g_ = 0, c_ = 0;
 };
@@ -349,6 +341,7 @@ struct preset_cli {
   std::string preset = "small", json;
   int reps = 3;
   std::int64_t n = 0, t = 0;
+  int me = 0, np = 1;  // world rank and size
 };
 /// `sizes` holds {n, t} for tiny, small and paper. Prints a usage line and
 /// returns false on anything else.
@@ -366,6 +359,8 @@ inline bool parse_preset_cli(int argc, char** argv, const char* prog, const std:
     else
       c.preset = "";
   }
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.me);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.np);
   const char* names[3] = {"tiny", "small", "paper"};
   for (int k = 0; k < 3; ++k)
     if (c.preset == names[k] && c.reps >= 1) {

@@ -24,9 +24,26 @@ struct phase_times {
   bool ok = true;
 };
 
+// The serial answers, computed once: tile_sum[tile] = sum of the tile after
+// phase 1 (its four contributions q = tile + k * tiles), and phase 2's total.
+struct reference {
+  std::vector<double> tile_sum;
+  double phase2 = 0;
+};
+reference serial_reference(const params& p) {
+  const std::int64_t tiles = (p.n / p.t) * (p.n / p.t), K = 4 * tiles;
+  reference r;
+  r.tile_sum.assign(std::size_t(tiles), 0.0);
+  for (std::int64_t q = 0; q < K; ++q)
+    for (std::int64_t j = 0; j < p.t; ++j)
+      for (std::int64_t i = 0; i < p.t; ++i) r.tile_sum[std::size_t(q % tiles)] += x_value(q, i, j);
+  for (std::int64_t q = 0; q < K; ++q) r.phase2 += r.tile_sum[std::size_t((q * 7) % tiles)];
+  return r;
+}
+
 // One repetition of both phases on `a`; times are max over processes.
 template <class A>
-phase_times run_once(A& a, const params& p) {
+phase_times run_once(A& a, const params& p, const reference& ref) {
   const std::int64_t nt = p.n / p.t, tiles = nt * nt, K = 4 * tiles, t = p.t;
   std::vector<double> x(std::size_t(t * t)), y(std::size_t(t * t));
   auto tile_patch = [&](std::int64_t tile) {
@@ -46,25 +63,17 @@ phase_times run_once(A& a, const params& p) {
   a.sync();
   r.acc = bench::reduce(bench::now() - t0, MPI_MAX);
 
-  // Verification (untimed): every element of every tile against the serial
-  // sum of its four contributions q = tile + k * tiles.
-  int me = 0, np = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  std::vector<double> tile_sum(std::size_t(tiles), 0.0);
+  // Verification (untimed): every element of this process's tiles against
+  // the serial sum of its four contributions q = tile + k * tiles.
   long bad = 0;
-  for (std::int64_t tile = 0; tile < tiles; ++tile) {
-    double s = 0;
-    const bool mine = tile % np == me;
-    if (mine) a.get(tile_patch(tile), y.data(), t);
+  for (std::int64_t tile = p.me; tile < tiles; tile += p.np) {
+    a.get(tile_patch(tile), y.data(), t);
     for (std::int64_t j = 0; j < t; ++j)
       for (std::int64_t i = 0; i < t; ++i) {
         double v = 0;
         for (std::int64_t q = tile; q < K; q += tiles) v += x_value(q, i, j);
-        s += v;
-        if (mine && y[std::size_t(j * t + i)] != v) ++bad;
+        if (y[std::size_t(j * t + i)] != v) ++bad;
       }
-    tile_sum[std::size_t(tile)] = s;
   }
   MPI_Barrier(MPI_COMM_WORLD);
 
@@ -78,12 +87,11 @@ phase_times run_once(A& a, const params& p) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   r.get = bench::reduce(bench::now() - t0, MPI_MAX);
-  double expect = 0;
-  for (std::int64_t q = 0; q < K; ++q) expect += tile_sum[std::size_t((q * 7) % tiles)];
+  const double expect = ref.phase2;
   const double total = bench::reduce(sum, MPI_SUM);
   bad = long(bench::reduce(double(bad), MPI_SUM));
   r.ok = bad == 0 && total == expect;
-  if (!r.ok && me == 0)
+  if (!r.ok && p.me == 0)
     std::fprintf(stderr, "hf_proxy %s: %ld wrong elements, phase-2 sum %.17g expected %.17g\n", A::name, bad, total,
                  expect);
   return r;
@@ -102,10 +110,8 @@ int main(int argc, char** argv) {
   bench::session s(argc, argv);
   params p;
   if (!bench::parse_preset_cli(argc, argv, "bench_hf_proxy", {{256, 32}, {1024, 64}, {4096, 64}}, p)) return 2;
-  const int reps = p.reps;
-  int me = 0, np = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  const int reps = p.reps, me = p.me, np = p.np;
+  const reference ref = serial_reference(p);
   const std::int64_t tiles = (p.n / p.t) * (p.n / p.t), K = 4 * tiles;
   const double bytes = double(K) * double(p.t * p.t) * sizeof(double);
 
@@ -129,15 +135,15 @@ int main(int argc, char** argv) {
         phase_times t;
         if (c.impl == "accrete") {
           bench::accrete_array a(d, p.n, 64);
-          t = run_once(a, p);
+          t = run_once(a, p, ref);
         } else if (c.impl == "mpi") {
           bench::mpi_array a(d, p.n, 64);
-          t = run_once(a, p);
+          t = run_once(a, p, ref);
         }
 #ifdef ACCRETE_BENCH_GA
         else {
           bench::ga_array a(d, p.n, 64);
-          t = run_once(a, p);
+          t = run_once(a, p, ref);
         }
 #endif
         c.acc.push_back(t.acc);

@@ -27,13 +27,40 @@ struct outcome {
   bool ok = true;
 };
 
+// The serial answers for one op, computed once: C = op(A) op(B) column-major
+// (tiny and small only), and the sum of C = sum_k colsum(op A)_k rowsum(op B)_k.
+struct reference {
+  std::vector<double> c;
+  double sum = 0;
+};
+reference serial_reference(std::int64_t n, bool ta, bool tb) {
+  reference r;
+  for (std::int64_t k = 0; k < n; ++k) {
+    double ca = 0, rb = 0;  // column k of op(A), row k of op(B)
+    for (std::int64_t i = 0; i < n; ++i) {
+      ca += ta ? a_value(k, i) : a_value(i, k);
+      rb += tb ? b_value(i, k) : b_value(k, i);
+    }
+    r.sum += ca * rb;
+  }
+  if (n > 1024) return r;
+  std::vector<double> a(std::size_t(n * n)), b(a.size());
+  r.c.resize(a.size());
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      a[std::size_t(j * n + i)] = a_value(i, j);
+      b[std::size_t(j * n + i)] = b_value(i, j);
+    }
+  cblas_dgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(n), int(n), int(n),
+              1.0, a.data(), int(n), b.data(), int(n), 0.0, r.c.data(), int(n));
+  return r;
+}
+
 // Fills A and B (untimed), runs the timed multiply, verifies C.
 template <class A>
-outcome run_once(const params& p, bench::dist_kind d, bool ta, bool tb, const std::vector<double>& ref) {
+outcome run_once(const params& p, bench::dist_kind d, bool ta, bool tb, const reference& ref) {
   const std::int64_t n = p.n, t = p.t, nt = n / t;
-  int me = 0, np = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  const int me = p.me, np = p.np;
   A a(d, n, 64), b(d, n, 64), c(d, n, 64);
   auto tile = [&](std::int64_t bi, std::int64_t bj) { return accrete::patch{bi * t, bi * t + t, bj * t, bj * t + t}; };
   std::vector<double> x(std::size_t(t * t)), y(std::size_t(t * t)), z(std::size_t(t * t));
@@ -77,37 +104,16 @@ outcome run_once(const params& p, bench::dist_kind d, bool ta, bool tb, const st
       for (std::int64_t i = 0; i < t; ++i) {
         const double v = z[std::size_t(j * t + i)];
         sum += v;
-        if (!ref.empty() && v != ref[std::size_t((bj * t + j) * n + bi * t + i)]) ++bad;
+        if (!ref.c.empty() && v != ref.c[std::size_t((bj * t + j) * n + bi * t + i)]) ++bad;
       }
   }
   sum = bench::reduce(sum, MPI_SUM);
   bad = long(bench::reduce(double(bad), MPI_SUM));
-  double expect = 0;
-  for (std::int64_t k = 0; k < n; ++k) {
-    double ca = 0, rb = 0;  // column k of op(A), row k of op(B)
-    for (std::int64_t i = 0; i < n; ++i) {
-      ca += ta ? a_value(k, i) : a_value(i, k);
-      rb += tb ? b_value(i, k) : b_value(k, i);
-    }
-    expect += ca * rb;
-  }
+  const double expect = ref.sum;
   o.ok = bad == 0 && sum == expect;
   if (!o.ok && me == 0)
     std::fprintf(stderr, "matmul %s: %ld wrong elements, sum %.17g expected %.17g\n", A::name, bad, sum, expect);
   return o;
-}
-
-// The serial op(A) op(B), n x n column-major (tiny and small only).
-std::vector<double> serial_product(std::int64_t n, bool ta, bool tb) {
-  std::vector<double> a(std::size_t(n * n)), b(a.size()), c(a.size());
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < n; ++i) {
-      a[std::size_t(j * n + i)] = a_value(i, j);
-      b[std::size_t(j * n + i)] = b_value(i, j);
-    }
-  cblas_dgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(n), int(n), int(n),
-              1.0, a.data(), int(n), b.data(), int(n), 0.0, c.data(), int(n));
-  return c;
 }
 
 // GFLOP/s of one process's t x t x t DGEMM with every process multiplying
@@ -139,9 +145,7 @@ int main(int argc, char** argv) {
   params p;
   if (!bench::parse_preset_cli(argc, argv, "bench_matmul", {{256, 64}, {1024, 256}, {4096, 512}}, p)) return 2;
   const int reps = p.reps;
-  int me = 0, np = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  const int me = p.me, np = p.np;
   const double flops = 2.0 * double(p.n) * double(p.n) * double(p.n);
 
   std::vector<double> bounds;
@@ -150,7 +154,7 @@ int main(int argc, char** argv) {
   for (auto d : {bench::dist_kind::block, bench::dist_kind::block_cyclic, bench::dist_kind::element_cyclic})
     for (const char* op : ops) {
       const bool ta = op[0] == 'T', tb = op[1] == 'T';
-      const std::vector<double> ref = p.n <= 1024 ? serial_product(p.n, ta, tb) : std::vector<double>{};
+      const reference ref = serial_reference(p.n, ta, tb);
       std::vector<std::string> impls = {"accrete", "mpi"};
       // GA runs the two distributions the spec names for it; its
       // element-cyclic patches go element by element (see hf_proxy).

@@ -168,7 +168,8 @@ struct matrix_file {
 /// Collective over the world (MPI-IO; a write ends with a barrier, so the
 /// file is complete everywhere on return). A read checks the file holds
 /// exactly m * n elements and throws std::runtime_error naming both sizes
-/// otherwise; std::invalid_argument if m or n exceed MPI's int.
+/// otherwise; std::invalid_argument (on every process, via
+/// agree_on_arguments) if m, n or an lld exceed MPI's int.
 void world_matrix_file_io(const matrix_file& f, bool write);
 /// Blocking: the smallest value over all processes.
 std::int64_t world_min(std::int64_t mine);

@@ -8,6 +8,7 @@
 #include "accrete/matrix/mpiio.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
@@ -126,9 +127,12 @@ std::string matrix_file_limits(std::int64_t m, std::int64_t n, std::int64_t lrow
 }  // namespace
 
 void world_matrix_file_io(const matrix_file& f, bool write) {
-  if (f.m > int_max || f.n > int_max)
-    throw std::invalid_argument(std::string("accrete::") + f.what + ": global size " + std::to_string(f.m) + "x" +
-                                std::to_string(f.n) + " exceeds MPI's int dimensions");
+  // The same limits as write_matrix; a part's lld can break them on one
+  // process only, so every process learns of it before MPI_File_open.
+  std::exception_ptr bad;
+  if (const std::string e = matrix_file_limits(f.m, f.n, f.lrows, f.lld); !e.empty())
+    bad = std::make_exception_ptr(std::invalid_argument(std::string("accrete::") + f.what + ": " + e));
+  agree_on_arguments(bad, f.what);
   file_io(world_comm(), f, write);
 }
 
