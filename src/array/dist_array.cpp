@@ -37,13 +37,23 @@ void copy_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int
   for (std::int64_t k = 0; k < n; ++k) d[k * di] = a * s[k * si];
 }
 
+// Contiguous adds are the node-local acc: built for AVX2 as well when the
+// compiler can dispatch on the CPU (the baseline x86-64 build has SSE2 only).
+template <class T>
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void add_run(T* __restrict d, const T* __restrict s, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) d[k] += s[k];
+}
+
 template <class T>
 void add_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int64_t si, std::int64_t n,
                 const void* alpha) {
   T* d = reinterpret_cast<T*>(dst);
   const T* s = reinterpret_cast<const T*>(src);
   if (!alpha && di == 1 && si == 1) {
-    for (std::int64_t k = 0; k < n; ++k) d[k] += s[k];
+    add_run(d, s, n);
     return;
   }
   const T a = alpha ? *static_cast<const T*>(alpha) : T(1);

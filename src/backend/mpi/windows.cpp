@@ -96,6 +96,15 @@ struct shared_block::windows {
   MPI_Win node = MPI_WIN_NULL;
   MPI_Win world = MPI_WIN_NULL;
   bool world_is_node = false;
+  // Per target: an operation was issued since its last flush. A flush of a
+  // clean target is skipped: with direct node-local stores most targets are
+  // clean, and an empty MPI_Win_flush still costs a trip through the MPI
+  // progress engine (array_rma: acc 64x64 node-local 1.45x plain MPI).
+  // Set after the issue, cleared before the flush, so that a flush racing
+  // with an issue on another thread leaves the target dirty, never clean.
+  std::unique_ptr<std::atomic<std::uint8_t>[]> dirty;
+  void issued(int rank) { dirty[std::size_t(rank)].store(1, std::memory_order_release); }
+  bool take(int rank) { return dirty[std::size_t(rank)].exchange(0, std::memory_order_acq_rel) != 0; }
 };
 
 shared_block::shared_block(std::size_t bytes) {
@@ -104,6 +113,8 @@ shared_block::shared_block(std::size_t bytes) {
   std::vector<std::byte*> bases;
   auto w = std::make_unique<windows>();
   open_windows(std::max<std::size_t>(bytes, 1), &local_, &w->node, &w->world, &w->world_is_node, bases);
+  w->dirty = std::make_unique<std::atomic<std::uint8_t>[]>(std::size_t(st.size));
+  for (int r = 0; r < st.size; ++r) w->dirty[std::size_t(r)].store(0, std::memory_order_relaxed);
   wins_ = w.release();
   peers_ = new std::byte*[bases.size()];
   std::copy(bases.begin(), bases.end(), peers_);
@@ -247,6 +258,7 @@ void shared_block::rect(rma_op op, int rank, std::size_t offset, std::int64_t ro
     const auto disp = MPI_Aint(offset + std::size_t(c0 * ld) * es);
     issue(op, o, 1, ot, rank, disp, tt, wins_->world);
   }
+  wins_->issued(rank);
   complete_locally(rank, wins_->world, std::move(done));
 }
 
@@ -268,6 +280,7 @@ void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<c
   ACCRETE_MPI(MPI_Type_commit(&tt));
   issue(op, origin, int(n), ot, rank, MPI_Aint(offset), tt, wins_->world);
   MPI_Type_free(&tt);
+  wins_->issued(rank);
   complete_locally(rank, wins_->world, std::move(done));
 }
 
@@ -280,7 +293,7 @@ std::int64_t shared_block::fetch_op(int rank, std::size_t offset, std::int64_t v
 }
 
 void shared_block::flush(int rank) const {
-  if (wins_ && st.up) ACCRETE_MPI(MPI_Win_flush(rank, wins_->world));
+  if (wins_ && st.up && wins_->take(rank)) ACCRETE_MPI(MPI_Win_flush(rank, wins_->world));
   sync();
 }
 
@@ -288,13 +301,16 @@ void shared_block::flush(int rank) const {
 // before small puts had completed (README, known limitations).
 void shared_block::flush_all() const {
   if (wins_ && st.up)
-    for (int r = 0; r < st.size; ++r) ACCRETE_MPI(MPI_Win_flush(r, wins_->world));
+    for (int r = 0; r < st.size; ++r)
+      if (wins_->take(r)) ACCRETE_MPI(MPI_Win_flush(r, wins_->world));
   sync();
 }
 
 void shared_block::flush_local_all() const {
   if (wins_ && st.up)
-    for (int r = 0; r < st.size; ++r) ACCRETE_MPI(MPI_Win_flush_local(r, wins_->world));
+    for (int r = 0; r < st.size; ++r)
+      if (wins_->dirty[std::size_t(r)].load(std::memory_order_acquire))
+        ACCRETE_MPI(MPI_Win_flush_local(r, wins_->world));
 }
 
 }  // namespace accrete::detail
