@@ -159,20 +159,17 @@ class mpi_array {
     if (p.empty()) return;
     rows_.assign(std::size_t(d_.grid_rows()), {});
     cols_.assign(std::size_t(d_.grid_cols()), {});
-    d_.row_axis().for_each_run(p.row_lo, p.row_hi, [&](int k, std::int64_t g, std::int64_t l, std::int64_t len) {
-      auto& s = rows_[std::size_t(k)];
-      if (s.runs.empty()) s.local = l;
-      s.runs.push_back(int(g - p.row_lo));
-      s.runs.push_back(int(len));
-      s.count += len;
-    });
-    d_.col_axis().for_each_run(p.col_lo, p.col_hi, [&](int k, std::int64_t g, std::int64_t l, std::int64_t len) {
-      auto& s = cols_[std::size_t(k)];
-      if (s.runs.empty()) s.local = l;
-      s.runs.push_back(int(g - p.col_lo));
-      s.runs.push_back(int(len));
-      s.count += len;
-    });
+    auto runs_of = [](const accrete::axis& a, std::int64_t lo, std::int64_t hi, auto& per_part) {
+      a.for_each_run(lo, hi, [&](int k, std::int64_t g, std::int64_t l, std::int64_t len) {
+        auto& s = per_part[std::size_t(k)];
+        if (s.runs.empty()) s.local = l;
+        s.runs.push_back(int(g - lo));
+        s.runs.push_back(int(len));
+        s.count += len;
+      });
+    };
+    runs_of(d_.row_axis(), p.row_lo, p.row_hi, rows_);
+    runs_of(d_.col_axis(), p.col_lo, p.col_hi, cols_);
     for (int pr = 0; pr < d_.grid_rows(); ++pr)
       for (int pc = 0; pc < d_.grid_cols(); ++pc) {
         const auto &rs = rows_[std::size_t(pr)], &cs = cols_[std::size_t(pc)];

@@ -4,6 +4,8 @@
 // on its include path.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include <mpi.h>
@@ -27,6 +29,26 @@ inline double reduce(double v, MPI_Op op, MPI_Comm comm = MPI_COMM_WORLD) {
   double r = 0;
   MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, op, comm);
   return r;
+}
+
+/// A number for JSON with 9 significant digits (std::to_string's six
+/// decimals print a sub-microsecond time as 0).
+inline std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+/// Writes `text` to `path` (nothing when the path is empty): the JSON of
+/// a benchmark, by its rank 0.
+inline void write_file(const std::string& path, const std::string& text) {
+  if (path.empty()) return;
+  if (FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  } else {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+  }
 }
 
 }  // namespace bench

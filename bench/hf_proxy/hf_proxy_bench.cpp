@@ -119,6 +119,8 @@ int main(int argc, char** argv) {
   for (auto d : {bench::dist_kind::block, bench::dist_kind::element_cyclic, bench::dist_kind::block_cyclic}) {
     std::vector<std::string> impls = {"accrete", "mpi"};
     if (bench::session::have_ga()) impls.push_back("ga");
+    const char* skip_env = std::getenv("HF_PROXY_SKIP_GA_ELEMENT_CYCLIC");
+    const bool skip_ga_ec = skip_env && std::string(skip_env) == "1";
     const std::size_t first = cells.size();
     for (auto& name : impls) cells.push_back({name, d, {}, {}, true});
     // Interleaved: every repetition runs each implementation once, each on
@@ -129,9 +131,12 @@ int main(int argc, char** argv) {
         // GA moves element-cyclic patches element by element (17.5 s per
         // phase at `small`, P = 2): a cell whose first repetition took
         // over 5 s runs once (its JSON lists the repetitions it ran), and
-        // GA's element-cyclic cell is not run above `small`.
+        // GA's element-cyclic cell is not run above `small`, nor when
+        // HF_PROXY_SKIP_GA_ELEMENT_CYCLIC=1 (MPICH at P = 4 on 2 cores spins
+        // in every one of those element operations: its first repetition
+        // at `small` had not finished after 11 minutes).
         if (!c.acc.empty() && c.acc[0] + c.get[0] > 5) continue;
-        if (c.impl == "ga" && d == bench::dist_kind::element_cyclic && p.n > 1024) continue;
+        if (c.impl == "ga" && d == bench::dist_kind::element_cyclic && (p.n > 1024 || skip_ga_ec)) continue;
         phase_times t;
         if (c.impl == "accrete") {
           bench::accrete_array a(d, p.n, 64);
@@ -214,11 +219,7 @@ int main(int argc, char** argv) {
     std::printf("summary: min T_mpi/T_accrete %.2f", min_mpi);
     if (bench::session::have_ga()) std::printf(", min T_ga/T_accrete %.2f (goal >= 1.4)", min_ga);
     std::printf("; results %s\n", all_ok ? "verified" : "WRONG");
-    if (!p.json.empty())
-      if (FILE* f = std::fopen(p.json.c_str(), "w")) {
-        std::fputs(js.c_str(), f);
-        std::fclose(f);
-      }
+    bench::write_file(p.json, js);
   }
   return all_ok ? 0 : 1;
 }

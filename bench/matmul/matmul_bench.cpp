@@ -140,7 +140,13 @@ struct cell {
 
 }  // namespace
 
+// OpenBLAS reads OPENBLAS_NUM_THREADS when it is loaded, before main; the
+// spec's one DGEMM thread per process is set here too (weak: another BLAS
+// may be behind libblas.so.3 and then has no such call).
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
 int main(int argc, char** argv) {
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
   bench::session s(argc, argv);
   params p;
   if (!bench::parse_preset_cli(argc, argv, "bench_matmul", {{256, 64}, {1024, 256}, {4096, 512}}, p)) return 2;
@@ -206,9 +212,9 @@ int main(int argc, char** argv) {
       std::printf("%-15s %-3s %-8s %9.3f %9.2f %8.1f%% %12.2f %s\n", bench::name_of(c.dist), c.op.c_str(),
                   c.impl.c_str(), t, rate, 100 * rate / bound, ratio, c.ok ? "OK" : "WRONG");
     std::string reps_list = "[";
-    for (std::size_t k = 0; k < c.secs.size(); ++k) reps_list += (k ? ", " : "") + std::to_string(c.secs[k]);
+    for (std::size_t k = 0; k < c.secs.size(); ++k) reps_list += (k ? ", " : "") + bench::num(c.secs[k]);
     js += std::string(i ? ", " : "") + "{\"distribution\": \"" + bench::name_of(c.dist) + "\", \"op\": \"" + c.op +
-          "\", \"impl\": \"" + c.impl + "\", \"seconds\": " + std::to_string(t) +
+          "\", \"impl\": \"" + c.impl + "\", \"seconds\": " + bench::num(t) +
           ", \"gflops\": " + std::to_string(rate) + ", \"fraction_of_bound\": " + std::to_string(rate / bound) +
           ", \"over_accrete\": " + std::to_string(ratio) + ", \"reps\": " + reps_list + "]" +
           ", \"verified\": " + (c.ok ? "true" : "false") + "}";
@@ -226,11 +232,7 @@ int main(int argc, char** argv) {
                 100 * min_bound_frac, min_mpi);
     if (bench::session::have_ga()) std::printf(", min T_ga/T_accrete %.2f (goal >= 1.4)", min_ga);
     std::printf("; results %s\n", all_ok ? "verified" : "WRONG");
-    if (!p.json.empty())
-      if (FILE* f = std::fopen(p.json.c_str(), "w")) {
-        std::fputs(js.c_str(), f);
-        std::fclose(f);
-      }
+    bench::write_file(p.json, js);
   }
   return all_ok ? 0 : 1;
 }

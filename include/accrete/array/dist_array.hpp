@@ -46,8 +46,10 @@ inline constexpr bool array_element = std::is_same_v<T, float> || std::is_same_v
 ///    with leading dimension ld, or row-major) and the array, in pieces per
 ///    owner. They return a future that is ready when `buf` may be reused
 ///    (put, acc) or holds the data (get). Node-local owners are read and
-///    written directly (the future is ready on return); remote ones by MPI
-///    RMA.
+///    written directly; remote ones by MPI RMA, whose local completion
+///    (MPI_Win_flush_local) the call waits for. So today the future is
+///    ready on return; code that waits on it stays correct if a later
+///    version overlaps remote gets.
 ///  - Completion at the target: a put or acc is visible to other processes
 ///    after the origin's flush() (or flush(owner)) returns; a following
 ///    sync() (or barrier) orders it before their later reads. flush_local()

@@ -240,9 +240,10 @@ class shared_block {
   /// (j * ld + i) * size; the origin is column-major with leading dimension
   /// `origin_ld`. acc adds element-wise (MPI_Accumulate with MPI_SUM: atomic
   /// per element with respect to every other acc). Starts the transfer
-  /// (derived datatypes cached per shape); `done` runs at user-level
-  /// progress once it is complete locally (put/acc: the origin may be
-  /// reused; get: the data has arrived). Complete at the target only after
+  /// (derived datatypes cached per shape) and waits for its local
+  /// completion (put/acc: the origin may be reused; get: the data has
+  /// arrived), then runs `done` before returning: internal continuations
+  /// only, never user callbacks. Complete at the target only after
   /// flush(rank) or flush_all().
   enum class rma_op { put, get, acc };
   void rect(rma_op op, int rank, std::size_t offset, std::int64_t rows, std::int64_t cols, std::int64_t ld,

@@ -231,19 +231,23 @@ void issue(shared_block::rma_op op, void* o, int count, MPI_Datatype ot, int ran
   }
 }
 
-// Local completion now, `done` at the next user-level progress. Why not
-// MPI_Rget and friends: with MPICH 4.0 (ch4:ucx, MPI_Win_allocate) an
-// MPI_Rget request completed before its data had arrived in our tests.
-void complete_locally(int rank, MPI_Win w, completion done) {
+// Local completion now, then `done` at once. Why not MPI_Rget and friends:
+// with MPICH 4.0 (ch4:ucx, MPI_Win_allocate) an MPI_Rget request completed
+// before its data had arrived in our tests. Why not defer `done` to the
+// next progress: the operation is complete already, and the trip through
+// progress doubled a small get's latency (array_rma, 1x1 over MPI: 0.55
+// against plain MPI's 0.27 us) and, oversubscribed, let the wait yield the
+// core (9.3 against 4.9 us at P = 4).
+void complete_locally(int rank, MPI_Win w, const completion& done) {
   ACCRETE_MPI(MPI_Win_flush_local(rank, w));
-  defer(std::move(done));
+  done();
 }
 }  // namespace
 
 void shared_block::rect(rma_op op, int rank, std::size_t offset, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                         scalar_type t, void* origin, std::int64_t origin_ld, completion done) const {
   if (rows <= 0 || cols <= 0) {
-    defer(std::move(done));
+    done();
     return;
   }
   if (rows > std::int64_t(INT_MAX))
@@ -259,14 +263,14 @@ void shared_block::rect(rma_op op, int rank, std::size_t offset, std::int64_t ro
     issue(op, o, 1, ot, rank, disp, tt, wins_->world);
   }
   wins_->issued(rank);
-  complete_locally(rank, wins_->world, std::move(done));
+  complete_locally(rank, wins_->world, done);
 }
 
 void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<const std::int64_t> disps,
                             scalar_type t, void* origin, completion done) const {
   const std::size_t n = disps.size();
   if (n == 0) {
-    defer(std::move(done));
+    done();
     return;
   }
   if (n > std::size_t(INT_MAX))
@@ -281,7 +285,7 @@ void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<c
   issue(op, origin, int(n), ot, rank, MPI_Aint(offset), tt, wins_->world);
   MPI_Type_free(&tt);
   wins_->issued(rank);
-  complete_locally(rank, wins_->world, std::move(done));
+  complete_locally(rank, wins_->world, done);
 }
 
 std::int64_t shared_block::fetch_op(int rank, std::size_t offset, std::int64_t v, bool replace) const {
