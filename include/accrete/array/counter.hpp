@@ -18,9 +18,12 @@
 
 namespace accrete {
 
-/// The value lives on world rank 0 and is changed only by MPI atomics
-/// (MPI_Fetch_and_op), so fetch_add is atomic with respect to every other
-/// fetch_add and reset from any process, and needs no action from rank 0.
+/// The value lives on world rank 0 and is changed only by atomics of one
+/// kind: CPU atomics on its node-shared memory when every process is on one
+/// node, MPI atomics (MPI_Fetch_and_op) otherwise. So fetch_add is atomic
+/// with respect to every other fetch_add and reset from any process, and
+/// needs no action from rank 0 (on one node, not even with MPIs whose RMA
+/// waits for the target's progress).
 /// Construction, reset() and destruction are collective over the world.
 /// Call from the thread that drives the runtime.
 class counter {
