@@ -39,6 +39,25 @@ def save(fig, name, stem):
     print("wrote", png, file=sys.stderr)
 
 
+def table_head(title, cols):
+    print(f"### {title}\n")
+    print("| " + " | ".join(cols) + " |")
+    print("|" + " --- |" * len(cols))
+
+
+def label(ax, ticks, ylabel, title, **tick_kw):
+    ax.set_xticks(range(len(ticks)))
+    ax.set_xticklabels(ticks, **tick_kw)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+
+
+def finish(fig, axes, name, title, stem):
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title)
+    save(fig, name, stem)
+
+
 def per_mpi(runs, width):
     """One figure per MPI with a panel per run (small before paper, then by P)."""
     by_mpi = defaultdict(list)
@@ -52,9 +71,8 @@ def per_mpi(runs, width):
 
 def hf_proxy():
     runs = load("hf_proxy")
-    print("### hf_proxy: T [ms] per phase (acc / get), median; ratio = T / T_accrete\n")
-    print("| MPI | preset | P | distribution | accrete | plain MPI | ratio | GA | ratio |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table_head("hf_proxy: T [ms] per phase (acc / get), median; ratio = T / T_accrete",
+               ["MPI", "preset", "P", "distribution", "accrete", "plain MPI", "ratio", "GA", "ratio"])
     for mpi, rs, fig, axes in per_mpi(runs, 4):
         for ax, r in zip(axes, rs):
             cells = {(c["distribution"], c["impl"]): c for c in r["cells"]}
@@ -82,21 +100,17 @@ def hf_proxy():
             ax.axhline(1.0, color="k", lw=0.8)
             ax.axhline(1.4, color="r", lw=0.8, ls="--", label="goal for GA (1.4)")
             ax.set_yscale("log")
-            ax.set_xticks(range(len(dists)))
-            ax.set_xticklabels(dists, fontsize=8)
-            ax.set_ylabel("T / T_accrete")
-            ax.set_title(f"{r['preset']}, P = {r['P']}")
-        axes[0].legend(fontsize=7)
-        fig.suptitle(f"hf_proxy, {mpi}: time relative to accrete (higher = accrete faster)")
-        save(fig, "hf_proxy", f"hf_proxy-{mpi}")
+            label(ax, dists, "T / T_accrete", f"{r['preset']}, P = {r['P']}", fontsize=8)
+        finish(fig, axes, "hf_proxy", f"hf_proxy, {mpi}: time relative to accrete (higher = accrete faster)",
+               f"hf_proxy-{mpi}")
     print()
 
 
 def matmul():
     runs = load("matmul")
-    print("### matmul: GFLOP/s and fraction of the DGEMM bound (P x one process's t^3 DGEMM rate, in the same run)\n")
-    print("| MPI | preset | P | bound GFLOP/s | distribution | op | accrete | plain MPI | GA | T_mpi/T_acc | T_ga/T_acc |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table_head("matmul: GFLOP/s and fraction of the DGEMM bound (P x one process's t^3 DGEMM rate, in the same run)",
+               ["MPI", "preset", "P", "bound GFLOP/s", "distribution", "op", "accrete", "plain MPI", "GA",
+                "T_mpi/T_acc", "T_ga/T_acc"])
     for mpi, rs, fig, axes in per_mpi(runs, 5):
         for ax, r in zip(axes, rs):
             cells = {(c["distribution"], c["op"], c["impl"]): c for c in r["cells"]}
@@ -116,22 +130,18 @@ def matmul():
                 ys = [cells[(d, op, impl)]["fraction_of_bound"] if (d, op, impl) in cells else 0 for d, op in keys]
                 ax.bar([i + (k - 1) * w for i in range(len(keys))], ys, w, label=impl, color=f"C{k}")
             ax.axhline(0.85, color="r", lw=0.8, ls="--", label="goal 85% (paper, P = 2)")
-            ax.set_xticks(range(len(keys)))
-            ax.set_xticklabels([f"{d[:5]} {op}" for d, op in keys], rotation=60, fontsize=7)
             ax.set_ylim(0, 1.05)
-            ax.set_ylabel("fraction of the DGEMM bound")
-            ax.set_title(f"{r['preset']}, P = {r['P']} (bound {r['dgemm_bound_gflops']:.0f} GFLOP/s)")
-        axes[0].legend(fontsize=7)
-        fig.suptitle(f"matmul, {mpi}")
-        save(fig, "matmul", f"matmul-{mpi}")
+            label(ax, [f"{d[:5]} {op}" for d, op in keys], "fraction of the DGEMM bound",
+                  f"{r['preset']}, P = {r['P']} (bound {r['dgemm_bound_gflops']:.0f} GFLOP/s)", rotation=60, fontsize=7)
+        finish(fig, axes, "matmul", f"matmul, {mpi}", f"matmul-{mpi}")
     print()
 
 
 def array_rma():
     runs = load("array_rma")
-    print("### array_rma: microseconds per completed operation, median (T / T_mpi; T / T_memcpy)\n")
-    print("| MPI | path | P | op | patch | accrete | plain MPI | GA | memcpy | accrete/mpi | accrete/memcpy |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table_head("array_rma: microseconds per completed operation, median (T / T_mpi; T / T_memcpy)",
+               ["MPI", "path", "P", "op", "patch", "accrete", "plain MPI", "GA", "memcpy", "accrete/mpi",
+                "accrete/memcpy"])
     for r in sorted(runs, key=lambda r: (r["mpi"], r["path"], r["P"])):
         cells = {(c["op"], c["patch"], c["impl"]): c for c in r["cells"]}
         ops = list(dict.fromkeys(c["op"] for c in r["cells"]))
@@ -161,9 +171,8 @@ def array_rma():
             ax.set_xlabel("patch bytes")
             ax.set_ylabel("MB/s per process")
             ax.set_title(op)
-        axes[0][0].legend(fontsize=7)
-        fig.suptitle(f"array_rma, {r['mpi']}, {r['path']}, P = {r['P']}")
-        save(fig, "array_rma", f"array_rma-{r['mpi']}-{r['path']}-P{r['P']}")
+        finish(fig, axes[0], "array_rma", f"array_rma, {r['mpi']}, {r['path']}, P = {r['P']}",
+               f"array_rma-{r['mpi']}-{r['path']}-P{r['P']}")
     print()
 
 
