@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 IMPLS = ["accrete", "mpi", "ga"]
+SHORT = {"block": "blk", "block_cyclic": "blk-cyc", "element_cyclic": "elem-cyc"}
 
 
 def load(name):
@@ -131,7 +132,7 @@ def matmul():
                 ax.bar([i + (k - 1) * w for i in range(len(keys))], ys, w, label=impl, color=f"C{k}")
             ax.axhline(0.85, color="r", lw=0.8, ls="--", label="goal 85% (paper, P = 2)")
             ax.set_ylim(0, 1.05)
-            label(ax, [f"{d[:5]} {op}" for d, op in keys], "fraction of the DGEMM bound",
+            label(ax, [f"{SHORT[d]} {op}" for d, op in keys], "fraction of the DGEMM bound",
                   f"{r['preset']}, P = {r['P']} (bound {r['dgemm_bound_gflops']:.0f} GFLOP/s)", rotation=60, fontsize=7)
         finish(fig, axes, "matmul", f"matmul, {mpi}", f"matmul-{mpi}")
     print()
