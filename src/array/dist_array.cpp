@@ -39,6 +39,9 @@ void copy_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int
 
 // Contiguous adds are the node-local acc: built for AVX2 as well when the
 // compiler can dispatch on the CPU (the baseline x86-64 build has SSE2 only).
+// Not the engine's add_run (assembly/kernels.hpp): there runs are short and
+// inlined in the packet loop, where a dispatched call is unmeasured; here a
+// run is a whole patch column behind a function pointer already.
 template <class T>
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))

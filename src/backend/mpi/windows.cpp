@@ -113,8 +113,7 @@ shared_block::shared_block(std::size_t bytes) {
   std::vector<std::byte*> bases;
   auto w = std::make_unique<windows>();
   open_windows(std::max<std::size_t>(bytes, 1), &local_, &w->node, &w->world, &w->world_is_node, bases);
-  w->dirty = std::make_unique<std::atomic<std::uint8_t>[]>(std::size_t(st.size));
-  for (int r = 0; r < st.size; ++r) w->dirty[std::size_t(r)].store(0, std::memory_order_relaxed);
+  w->dirty = std::make_unique<std::atomic<std::uint8_t>[]>(std::size_t(st.size));  // all clean (value-initialized)
   wins_ = w.release();
   peers_ = new std::byte*[bases.size()];
   std::copy(bases.begin(), bases.end(), peers_);
@@ -310,11 +309,9 @@ void shared_block::flush_all() const {
   sync();
 }
 
-void shared_block::flush_local_all() const {
-  if (wins_ && st.up)
-    for (int r = 0; r < st.size; ++r)
-      if (wins_->dirty[std::size_t(r)].load(std::memory_order_acquire))
-        ACCRETE_MPI(MPI_Win_flush_local(r, wins_->world));
-}
+// rect() and elements() wait for local completion before they return
+// (complete_locally), so every operation issued on the block is already
+// locally complete: nothing is left to wait for.
+void shared_block::flush_local_all() const {}
 
 }  // namespace accrete::detail
