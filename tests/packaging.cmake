@@ -1,12 +1,10 @@
-# Installs the built library into a scratch prefix and builds a tiny
-# external project against it with find_package(accrete).
+# Installs the built library into a scratch prefix and builds what users
+# build against it: CMake (C++ only), pkg-config + make (C, C++, Fortran).
 add_test(NAME install_and_consume
   COMMAND ${CMAKE_COMMAND}
     -DBUILD_DIR=${CMAKE_BINARY_DIR}
     -DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}/consumer
     -DWORK_DIR=${CMAKE_BINARY_DIR}/consumer-test
-    -DMPI_CXX_COMPILER=${MPI_CXX_COMPILER}
-    -DMPI_C_COMPILER=${MPI_C_COMPILER}
     -DMPIEXEC=${MPIEXEC_EXECUTABLE}
     "-DPREFLAGS=${ACCRETE_MPIEXEC_PREFLAGS}"
     -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.cmake)

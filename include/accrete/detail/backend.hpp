@@ -264,9 +264,12 @@ class shared_block {
   /// Local completion of every operation issued on the block.
   void flush_local_all() const;
 
+  /// The MPI windows (opaque; src/backend/mpi/windows.cpp keeps a list of
+  /// the open ones so that finalize() can close them).
+  struct windows;
+
  private:
   void release() noexcept;
-  struct windows;  // the MPI windows (src/backend/mpi/windows.cpp)
   std::byte* local_ = nullptr;
   std::size_t bytes_ = 0;
   windows* wins_ = nullptr;

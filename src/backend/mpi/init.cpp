@@ -109,6 +109,7 @@ void backend_finalize() {
   }
   memory_sync();
   MPI_Barrier(st.world);
+  close_live_blocks();
   close_windows(st.node_win, st.world_win, st.world_is_node);
   st.node_win = st.world_win = MPI_WIN_NULL;
   close_rings();

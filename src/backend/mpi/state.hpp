@@ -114,6 +114,11 @@ void track_request(MPI_Request r, completion done);
 void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
                   std::vector<std::byte*>& bases);
 void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node);
+// Frees the windows of every shared_block still alive, in creation order
+// (the same on every process: blocks are created collectively). finalize()
+// calls it so that objects outliving the runtime do not leave windows open
+// across MPI_Finalize, which MPICH's UCX layer aborts on.
+void close_live_blocks();
 // progress.cpp
 void note_flush_target(int rank);
 // messages.cpp

@@ -105,7 +105,26 @@ struct shared_block::windows {
   std::unique_ptr<std::atomic<std::uint8_t>[]> dirty;
   void issued(int rank) { dirty[std::size_t(rank)].store(1, std::memory_order_release); }
   bool take(int rank) { return dirty[std::size_t(rank)].exchange(0, std::memory_order_acq_rel) != 0; }
+  bool open = false;
+  void close() {
+    if (open) close_windows(node, world, world_is_node);
+    open = false;
+  }
 };
+
+namespace {
+// Every block whose windows are open, oldest first. Blocks are created and
+// destroyed by the thread that drives the runtime.
+std::vector<shared_block::windows*>& live_blocks() {
+  static std::vector<shared_block::windows*> v;
+  return v;
+}
+}  // namespace
+
+void close_live_blocks() {
+  for (auto* w : live_blocks()) w->close();
+  live_blocks().clear();
+}
 
 shared_block::shared_block(std::size_t bytes) {
   require_initialized("shared_block");
@@ -114,6 +133,8 @@ shared_block::shared_block(std::size_t bytes) {
   auto w = std::make_unique<windows>();
   open_windows(std::max<std::size_t>(bytes, 1), &local_, &w->node, &w->world, &w->world_is_node, bases);
   w->dirty = std::make_unique<std::atomic<std::uint8_t>[]>(std::size_t(st.size));  // all clean (value-initialized)
+  w->open = true;
+  live_blocks().push_back(w.get());
   wins_ = w.release();
   peers_ = new std::byte*[bases.size()];
   std::copy(bases.begin(), bases.end(), peers_);
@@ -135,7 +156,11 @@ shared_block& shared_block::operator=(shared_block&& o) noexcept {
 shared_block::~shared_block() { release(); }
 
 void shared_block::release() noexcept {
-  if (wins_ && st.up) close_windows(wins_->node, wins_->world, wins_->world_is_node);
+  if (wins_ && wins_->open) {
+    if (st.up) wins_->close();
+    auto& live = live_blocks();
+    live.erase(std::remove(live.begin(), live.end(), wins_), live.end());
+  }
   delete wins_;
   wins_ = nullptr;
   delete[] peers_;

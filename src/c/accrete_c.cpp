@@ -1,0 +1,515 @@
+// The C API (include/accrete/c/accrete.h) over the C++ classes. Every entry
+// point runs its body inside guarded(), so no exception crosses into C: each
+// becomes a status code and a per-thread message.
+#include "accrete/c/accrete.h"
+
+#include <complex>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+#include "accrete/accrete.hpp"
+#include "accrete/array/counter.hpp"
+#include "accrete/array/dist_array.hpp"
+#include "accrete/matrix/convergent_matrix.hpp"
+
+using namespace accrete;
+
+struct accrete_matrix_s {
+  std::variant<std::unique_ptr<convergent_matrix<float>>, std::unique_ptr<convergent_matrix<double>>> m;
+};
+
+struct accrete_array_s {
+  std::variant<std::unique_ptr<dist_array<float>>, std::unique_ptr<dist_array<double>>,
+               std::unique_ptr<dist_array<std::complex<float>>>, std::unique_ptr<dist_array<std::complex<double>>>,
+               std::unique_ptr<dist_array<std::int32_t>>, std::unique_ptr<dist_array<std::int64_t>>>
+      a;
+};
+
+struct accrete_counter_s {
+  counter c;
+  explicit accrete_counter_s(std::int64_t v) : c(v) {}
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+accrete_status fail(accrete_status code, std::string msg) {
+  last_error = std::move(msg);
+  return code;
+}
+
+// `runtime_code` classifies std::runtime_error, which the file functions
+// throw for I/O failures and everything else for MPI failures.
+template <class F>
+accrete_status guarded(const char* fn, F&& body, accrete_status runtime_code = ACCRETE_ERR_RUNTIME) noexcept {
+  try {
+    body();
+    return ACCRETE_SUCCESS;
+  } catch (const segment_exhausted& e) {
+    return fail(ACCRETE_ERR_NOMEM, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(ACCRETE_ERR_NOMEM, std::string(fn) + ": out of memory");
+  } catch (const std::invalid_argument& e) {
+    return fail(ACCRETE_ERR_ARG, e.what());
+  } catch (const std::out_of_range& e) {
+    return fail(ACCRETE_ERR_ARG, e.what());
+  } catch (const std::length_error& e) {
+    return fail(ACCRETE_ERR_ARG, e.what());
+  } catch (const std::logic_error& e) {
+    return fail(ACCRETE_ERR_UNSUPPORTED, e.what());
+  } catch (const accrete::error& e) {
+    return fail(ACCRETE_ERR_STATE, e.what());
+  } catch (const std::runtime_error& e) {
+    return fail(runtime_code, e.what());
+  } catch (const std::exception& e) {
+    return fail(ACCRETE_ERR_RUNTIME, e.what());
+  } catch (...) {
+    return fail(ACCRETE_ERR_RUNTIME, std::string(fn) + ": unknown exception");
+  }
+}
+
+void require(bool ok, const char* fn, const std::string& what) {
+  if (!ok) throw std::invalid_argument(std::string(fn) + ": " + what);
+}
+
+template <class H>
+void require_handle(const H* h, const char* fn) {
+  require(h != nullptr, fn, "null handle");
+}
+
+std::int64_t checked_count(std::int64_t n, const char* fn, const char* what) {
+  require(n >= 0, fn, std::string(what) + " = " + std::to_string(n) + " is negative");
+  return n;
+}
+
+std::span<const std::int64_t> index_span(const std::int64_t* p, std::int64_t n, const char* fn, const char* what) {
+  checked_count(n, fn, what);
+  require(p != nullptr || n == 0, fn, std::string("null ") + what + " for " + std::to_string(n) + " indices");
+  return {p, static_cast<std::size_t>(n)};
+}
+
+matrix_layout to_layout(accrete_layout l, const char* fn) {
+  require(l == ACCRETE_COL_MAJOR || l == ACCRETE_ROW_MAJOR, fn, "layout = " + std::to_string(int(l)) +
+                                                                     " is neither ACCRETE_COL_MAJOR nor ACCRETE_ROW_MAJOR");
+  return l == ACCRETE_COL_MAJOR ? matrix_layout::col_major : matrix_layout::row_major;
+}
+
+process_grid make_grid(int pr, int pc, const char* fn) {
+  if (pr == 0 && pc == 0) return process_grid(world().mpi_comm());
+  require(pr > 0 && pc > 0, fn, "grid " + std::to_string(pr) + " x " + std::to_string(pc) + " (use 0 x 0 for the default)");
+  return process_grid(world().mpi_comm(), pr, pc);
+}
+
+// Objects cannot be destroyed after finalize (their destructors are
+// collective and use MPI), so free then only reports it.
+template <class H>
+accrete_status free_handle(H** h, const char* fn) {
+  return guarded(fn, [&] {
+    require(h != nullptr && *h != nullptr, fn, "null handle");
+    if (!accrete::initialized()) {
+      *h = nullptr;
+      throw accrete::not_initialized(std::string(fn) + ": called after accrete_finalize (free objects before it)");
+    }
+    H* p = *h;
+    *h = nullptr;
+    delete p;
+  });
+}
+
+// Element-type dispatch for dist_array: calls f(T{}) for the dtype.
+template <class F>
+void with_array_type(accrete_dtype t, const char* fn, F&& f) {
+  switch (t) {
+    case ACCRETE_FLOAT: return f(float{});
+    case ACCRETE_DOUBLE: return f(double{});
+    case ACCRETE_COMPLEX_FLOAT: return f(std::complex<float>{});
+    case ACCRETE_COMPLEX_DOUBLE: return f(std::complex<double>{});
+    case ACCRETE_INT32: return f(std::int32_t{});
+    case ACCRETE_INT64: return f(std::int64_t{});
+  }
+  throw std::invalid_argument(std::string(fn) + ": dtype = " + std::to_string(int(t)) + " is not an accrete_dtype");
+}
+
+accrete_array make_array(accrete_dtype t, const char* fn, const distribution& d) {
+  auto h = std::make_unique<accrete_array_s>();
+  with_array_type(t, fn, [&](auto zero) { h->a = std::make_unique<dist_array<decltype(zero)>>(d); });
+  return h.release();
+}
+
+template <class F>
+accrete_status on_array(accrete_array a, const char* fn, F&& f, accrete_status runtime_code = ACCRETE_ERR_RUNTIME) {
+  return guarded(
+      fn,
+      [&] {
+        require_handle(a, fn);
+        std::visit([&](auto& p) { f(*p); }, a->a);
+      },
+      runtime_code);
+}
+
+template <class F>
+accrete_status on_matrix(accrete_matrix a, const char* fn, F&& f, accrete_status runtime_code = ACCRETE_ERR_RUNTIME) {
+  return guarded(
+      fn,
+      [&] {
+        require_handle(a, fn);
+        std::visit([&](auto& p) { f(*p); }, a->m);
+      },
+      runtime_code);
+}
+
+patch make_patch(std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) { return patch{r0, r1, c0, c1}; }
+
+template <class P>
+void set_if(P* out, P v) {
+  if (out) *out = v;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* accrete_last_error(void) { return last_error.c_str(); }
+accrete_status accrete_set_error(accrete_status code, const char* msg) { return fail(code, msg ? msg : ""); }
+
+// ---- runtime ---------------------------------------------------------------------
+accrete_status accrete_init(void) {
+  return guarded("accrete_init", [] { accrete::init(); });
+}
+accrete_status accrete_finalize(void) {
+  return guarded("accrete_finalize", [] {
+    if (!accrete::initialized()) throw accrete::not_initialized("accrete_finalize: accrete is not initialized");
+    accrete::finalize();
+  });
+}
+int accrete_initialized(void) { return accrete::initialized() ? 1 : 0; }
+accrete_status accrete_rank_me(int* rank) {
+  return guarded("accrete_rank_me", [&] {
+    require(rank != nullptr, "accrete_rank_me", "null output pointer");
+    *rank = accrete::rank_me();
+  });
+}
+accrete_status accrete_rank_n(int* size) {
+  return guarded("accrete_rank_n", [&] {
+    require(size != nullptr, "accrete_rank_n", "null output pointer");
+    *size = accrete::rank_n();
+  });
+}
+accrete_status accrete_barrier(void) {
+  return guarded("accrete_barrier", [] { accrete::barrier(); });
+}
+
+// ---- convergent_matrix -----------------------------------------------------------
+accrete_status accrete_matrix_default_options(accrete_matrix_options* o) {
+  return guarded("accrete_matrix_default_options", [&] {
+    require(o != nullptr, "accrete_matrix_default_options", "null options pointer");
+    const convergent_matrix_options d;
+    o->strategy = d.strategy == update_strategy::packets ? ACCRETE_STRATEGY_PACKETS : ACCRETE_STRATEGY_ALLTOALL;
+    o->buffer_cap = static_cast<std::int64_t>(d.buffer_cap);
+    o->coalesce_bytes = static_cast<std::int64_t>(d.coalesce_bytes);
+    o->lld = d.lld;
+    o->seed = d.seed;
+  });
+}
+
+accrete_status accrete_matrix_create(accrete_matrix* out, accrete_dtype dtype, int64_t m, int64_t n, int pr, int pc,
+                                     int64_t mb, int64_t nb, const accrete_matrix_options* o) {
+  static const char* fn = "accrete_matrix_create";
+  return guarded(fn, [&] {
+    require(out != nullptr, fn, "null output handle");
+    *out = nullptr;
+    convergent_matrix_options opt;
+    if (o) {
+      require(o->strategy == ACCRETE_STRATEGY_PACKETS || o->strategy == ACCRETE_STRATEGY_ALLTOALL, fn,
+              "strategy = " + std::to_string(o->strategy) + " is not an accrete_strategy");
+      require(o->buffer_cap > 0, fn, "buffer_cap = " + std::to_string(o->buffer_cap));
+      require(o->coalesce_bytes > 0, fn, "coalesce_bytes = " + std::to_string(o->coalesce_bytes));
+      opt.strategy = o->strategy == ACCRETE_STRATEGY_PACKETS ? update_strategy::packets : update_strategy::alltoall;
+      opt.buffer_cap = static_cast<std::size_t>(o->buffer_cap);
+      opt.coalesce_bytes = static_cast<std::size_t>(o->coalesce_bytes);
+      opt.lld = o->lld;
+      opt.seed = o->seed;
+    }
+    require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE, fn,
+            "dtype = " + std::to_string(int(dtype)) + ": a convergent_matrix holds ACCRETE_FLOAT or ACCRETE_DOUBLE");
+    const process_grid grid = make_grid(pr, pc, fn);
+    auto h = std::make_unique<accrete_matrix_s>();
+    if (dtype == ACCRETE_FLOAT)
+      h->m = std::make_unique<convergent_matrix<float>>(m, n, grid, mb, nb, opt);
+    else
+      h->m = std::make_unique<convergent_matrix<double>>(m, n, grid, mb, nb, opt);
+    *out = h.release();
+  });
+}
+
+accrete_status accrete_matrix_free(accrete_matrix* a) { return free_handle(a, "accrete_matrix_free"); }
+
+accrete_status accrete_matrix_update(accrete_matrix a, const void* block, int64_t ld, const int64_t* rows,
+                                     int64_t nrows, const int64_t* cols, int64_t ncols, accrete_layout layout) {
+  static const char* fn = "accrete_matrix_update";
+  return on_matrix(a, fn, [&](auto& M) {
+    using T = typename std::remove_reference_t<decltype(M)>::value_type;
+    M.update(static_cast<const T*>(block), ld, index_span(rows, nrows, fn, "rows"), index_span(cols, ncols, fn, "cols"),
+             to_layout(layout, fn));
+  });
+}
+
+accrete_status accrete_matrix_update_symmetric(accrete_matrix a, const void* block, int64_t ld, const int64_t* ix,
+                                               int64_t n, accrete_layout layout) {
+  static const char* fn = "accrete_matrix_update_symmetric";
+  return on_matrix(a, fn, [&](auto& M) {
+    using T = typename std::remove_reference_t<decltype(M)>::value_type;
+    M.update_symmetric(static_cast<const T*>(block), ld, index_span(ix, n, fn, "ix"), to_layout(layout, fn));
+  });
+}
+
+accrete_status accrete_matrix_commit(accrete_matrix a) {
+  return on_matrix(a, "accrete_matrix_commit", [](auto& M) { M.commit(); });
+}
+accrete_status accrete_matrix_reopen(accrete_matrix a) {
+  return on_matrix(a, "accrete_matrix_reopen", [](auto& M) { M.reopen(); });
+}
+accrete_status accrete_matrix_reset(accrete_matrix a) {
+  return on_matrix(a, "accrete_matrix_reset", [](auto& M) { M.reset(); });
+}
+accrete_status accrete_matrix_fill_lower(accrete_matrix a) {
+  return on_matrix(a, "accrete_matrix_fill_lower", [](auto& M) { M.fill_lower(); });
+}
+accrete_status accrete_matrix_symmetrize(accrete_matrix a) {
+  return on_matrix(a, "accrete_matrix_symmetrize", [](auto& M) { M.symmetrize(); });
+}
+
+accrete_status accrete_matrix_local(accrete_matrix a, void** local, int64_t* lld, int64_t* local_rows,
+                                    int64_t* local_cols) {
+  return on_matrix(a, "accrete_matrix_local", [&](auto& M) {
+    set_if<void*>(local, M.local());
+    set_if<int64_t>(lld, M.lld());
+    set_if<int64_t>(local_rows, M.local_rows());
+    set_if<int64_t>(local_cols, M.local_cols());
+  });
+}
+
+accrete_status accrete_matrix_get(accrete_matrix a, int64_t i, int64_t j, void* value) {
+  static const char* fn = "accrete_matrix_get";
+  return on_matrix(a, fn, [&](auto& M) {
+    using T = typename std::remove_reference_t<decltype(M)>::value_type;
+    require(value != nullptr, fn, "null output pointer");
+    *static_cast<T*>(value) = M.get(i, j);
+  });
+}
+
+accrete_status accrete_matrix_descriptor(accrete_matrix a, int desc[9]) {
+  static const char* fn = "accrete_matrix_descriptor";
+  return on_matrix(a, fn, [&](auto& M) {
+    require(desc != nullptr, fn, "null descriptor array");
+    const auto d = M.descriptor();
+    std::memcpy(desc, d.data(), sizeof(int) * 9);
+  });
+}
+
+accrete_status accrete_matrix_save(accrete_matrix a, const char* path) {
+  static const char* fn = "accrete_matrix_save";
+  return on_matrix(
+      a, fn,
+      [&](auto& M) {
+        require(path != nullptr, fn, "null path");
+        M.save(path);
+      },
+      ACCRETE_ERR_IO);
+}
+accrete_status accrete_matrix_load(accrete_matrix a, const char* path) {
+  static const char* fn = "accrete_matrix_load";
+  return on_matrix(
+      a, fn,
+      [&](auto& M) {
+        require(path != nullptr, fn, "null path");
+        M.load(path);
+      },
+      ACCRETE_ERR_IO);
+}
+
+// ---- dist_array ------------------------------------------------------------------
+accrete_status accrete_array_create_block(accrete_array* out, accrete_dtype dtype, int64_t rows, int64_t cols,
+                                          int prows, int pcols) {
+  static const char* fn = "accrete_array_create_block";
+  return guarded(fn, [&] {
+    require(out != nullptr, fn, "null output handle");
+    *out = nullptr;
+    if (prows == 0 && pcols == 0) {
+      const process_grid g(world().mpi_comm());
+      prows = g.rows(), pcols = g.cols();
+    }
+    *out = make_array(dtype, fn, distribution::block(rows, cols, prows, pcols));
+  });
+}
+
+accrete_status accrete_array_create_irregular(accrete_array* out, accrete_dtype dtype, const int64_t* row_bounds,
+                                              int nrb, const int64_t* col_bounds, int ncb) {
+  static const char* fn = "accrete_array_create_irregular";
+  return guarded(fn, [&] {
+    require(out != nullptr, fn, "null output handle");
+    *out = nullptr;
+    require(nrb > 0 && ncb > 0, fn, "nrb = " + std::to_string(nrb) + ", ncb = " + std::to_string(ncb) +
+                                        ": both must be positive");
+    require(row_bounds && col_bounds, fn, "null bounds array");
+    std::vector<std::int64_t> rb(row_bounds, row_bounds + nrb + 1), cb(col_bounds, col_bounds + ncb + 1);
+    *out = make_array(dtype, fn, distribution::irregular(std::move(rb), std::move(cb)));
+  });
+}
+
+accrete_status accrete_array_create_block_cyclic(accrete_array* out, accrete_dtype dtype, int64_t rows,
+                                                 int64_t cols, int64_t mb, int64_t nb, int prows, int pcols) {
+  static const char* fn = "accrete_array_create_block_cyclic";
+  return guarded(fn, [&] {
+    require(out != nullptr, fn, "null output handle");
+    *out = nullptr;
+    const process_grid grid = make_grid(prows, pcols, fn);
+    *out = make_array(dtype, fn,
+                      distribution::block_cyclic(block_cyclic(rows, cols, mb, nb, grid.rows(), grid.cols())));
+  });
+}
+
+accrete_status accrete_array_create_element_cyclic(accrete_array* out, accrete_dtype dtype, int64_t rows,
+                                                   int64_t cols, int prows, int pcols) {
+  static const char* fn = "accrete_array_create_element_cyclic";
+  return guarded(fn, [&] {
+    require(out != nullptr, fn, "null output handle");
+    *out = nullptr;
+    if (prows == 0 && pcols == 0) {
+      const process_grid g(world().mpi_comm());
+      prows = g.rows(), pcols = g.cols();
+    }
+    *out = make_array(dtype, fn, distribution::element_cyclic(rows, cols, prows, pcols));
+  });
+}
+
+accrete_status accrete_array_free(accrete_array* a) { return free_handle(a, "accrete_array_free"); }
+
+accrete_status accrete_array_shape(accrete_array a, int64_t* rows, int64_t* cols) {
+  return on_array(a, "accrete_array_shape", [&](auto& A) {
+    set_if<int64_t>(rows, A.rows());
+    set_if<int64_t>(cols, A.cols());
+  });
+}
+
+accrete_status accrete_array_locate(accrete_array a, int64_t i, int64_t j, int* rank) {
+  static const char* fn = "accrete_array_locate";
+  return on_array(a, fn, [&](auto& A) {
+    require(rank != nullptr, fn, "null output pointer");
+    *rank = A.locate(i, j);
+  });
+}
+
+accrete_status accrete_array_put(accrete_array a, int64_t r0, int64_t r1, int64_t c0, int64_t c1, const void* buf,
+                                 int64_t ld) {
+  return on_array(a, "accrete_array_put", [&](auto& A) {
+    using T = typename std::remove_reference_t<decltype(A)>::value_type;
+    A.put_blocking(make_patch(r0, r1, c0, c1), static_cast<const T*>(buf), ld);
+  });
+}
+
+accrete_status accrete_array_get(accrete_array a, int64_t r0, int64_t r1, int64_t c0, int64_t c1, void* buf,
+                                 int64_t ld) {
+  return on_array(a, "accrete_array_get", [&](auto& A) {
+    using T = typename std::remove_reference_t<decltype(A)>::value_type;
+    A.get_blocking(make_patch(r0, r1, c0, c1), static_cast<T*>(buf), ld);
+  });
+}
+
+accrete_status accrete_array_acc(accrete_array a, int64_t r0, int64_t r1, int64_t c0, int64_t c1, const void* buf,
+                                 int64_t ld, const void* alpha) {
+  return on_array(a, "accrete_array_acc", [&](auto& A) {
+    using T = typename std::remove_reference_t<decltype(A)>::value_type;
+    const T al = alpha ? *static_cast<const T*>(alpha) : T(1);
+    A.acc_blocking(make_patch(r0, r1, c0, c1), static_cast<const T*>(buf), ld, al);
+  });
+}
+
+accrete_status accrete_array_flush(accrete_array a) {
+  return on_array(a, "accrete_array_flush", [](auto& A) { A.flush(); });
+}
+accrete_status accrete_array_sync(accrete_array a) {
+  return on_array(a, "accrete_array_sync", [](auto& A) { A.sync(); });
+}
+accrete_status accrete_array_zero(accrete_array a) {
+  return on_array(a, "accrete_array_zero", [](auto& A) { A.zero(); });
+}
+
+accrete_status accrete_array_access(accrete_array a, void** local, int64_t* lld, int64_t* local_rows,
+                                    int64_t* local_cols) {
+  return on_array(a, "accrete_array_access", [&](auto& A) {
+    void* p = A.access();
+    set_if<void*>(local, p);
+    set_if<int64_t>(lld, A.lld());
+    set_if<int64_t>(local_rows, A.local_rows());
+    set_if<int64_t>(local_cols, A.local_cols());
+  });
+}
+accrete_status accrete_array_release(accrete_array a) {
+  return on_array(a, "accrete_array_release", [](auto& A) { A.release(); });
+}
+accrete_status accrete_array_release_update(accrete_array a) {
+  return on_array(a, "accrete_array_release_update", [](auto& A) { A.release_update(); });
+}
+
+accrete_status accrete_array_norm(accrete_array a, double* norm) {
+  static const char* fn = "accrete_array_norm";
+  return on_array(a, fn, [&](auto& A) {
+    require(norm != nullptr, fn, "null output pointer");
+    *norm = A.norm();
+  });
+}
+
+accrete_status accrete_array_save(accrete_array a, const char* path) {
+  static const char* fn = "accrete_array_save";
+  return on_array(
+      a, fn,
+      [&](auto& A) {
+        require(path != nullptr, fn, "null path");
+        A.save(path);
+      },
+      ACCRETE_ERR_IO);
+}
+accrete_status accrete_array_load(accrete_array a, const char* path) {
+  static const char* fn = "accrete_array_load";
+  return on_array(
+      a, fn,
+      [&](auto& A) {
+        require(path != nullptr, fn, "null path");
+        A.load(path);
+      },
+      ACCRETE_ERR_IO);
+}
+
+// ---- counter ---------------------------------------------------------------------
+accrete_status accrete_counter_create(accrete_counter* out, int64_t initial) {
+  static const char* fn = "accrete_counter_create";
+  return guarded(fn, [&] {
+    require(out != nullptr, fn, "null output handle");
+    *out = nullptr;
+    *out = new accrete_counter_s(initial);
+  });
+}
+accrete_status accrete_counter_free(accrete_counter* c) { return free_handle(c, "accrete_counter_free"); }
+accrete_status accrete_counter_fetch_add(accrete_counter c, int64_t n, int64_t* old) {
+  static const char* fn = "accrete_counter_fetch_add";
+  return guarded(fn, [&] {
+    require_handle(c, fn);
+    require(old != nullptr, fn, "null output pointer");
+    *old = c->c.fetch_add(n);
+  });
+}
+accrete_status accrete_counter_reset(accrete_counter c, int64_t value) {
+  static const char* fn = "accrete_counter_reset";
+  return guarded(fn, [&] {
+    require_handle(c, fn);
+    c->c.reset(value);
+  });
+}
+
+}  // extern "C"

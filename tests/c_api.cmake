@@ -1,0 +1,28 @@
+# The C API (include/accrete/c/accrete.h): a C program, not GoogleTest, at
+# odd and even P, on the real node and with every process its own node, and
+# once with MPI initialised by the program itself. Both MPIs.
+add_executable(c_api_test c_api/c_api_test.c)
+target_link_libraries(c_api_test PRIVATE accrete::accrete MPI::MPI_C m)
+set_target_properties(c_api_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)
+function(accrete_add_c_api_run name np)
+  add_test(NAME ${name} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${ACCRETE_MPIEXEC_PREFLAGS}
+           $<TARGET_FILE:c_api_test> ${ARGN})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 300 ENVIRONMENT "${ACCRETE_MPI_ENV};${_c_api_env}" PROCESSORS ${np}
+                       LABELS sanitize)
+endfunction()
+foreach(np 1 2 3 4)
+  set(_c_api_env "")
+  accrete_add_c_api_run(c_api_test.np${np} ${np})
+endforeach()
+set(_c_api_env ACCRETE_NODE_SIZE=1)
+accrete_add_c_api_run(c_api_test.np3.node1 3)
+set(_c_api_env "")
+accrete_add_c_api_run(c_api_test.np2.user_mpi 2 --user-mpi)
+
+# The header is plain C99 (no C++ or compiler extensions) and also valid C++.
+add_test(NAME c_header_is_c99
+  COMMAND ${CMAKE_C_COMPILER} -std=c99 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only
+          -I${PROJECT_SOURCE_DIR}/include -x c ${PROJECT_SOURCE_DIR}/include/accrete/c/accrete.h)
+add_test(NAME c_header_is_cxx
+  COMMAND ${CMAKE_CXX_COMPILER} -std=c++20 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only
+          -I${PROJECT_SOURCE_DIR}/include -x c++ ${PROJECT_SOURCE_DIR}/include/accrete/c/accrete.h)
