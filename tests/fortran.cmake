@@ -14,6 +14,6 @@ if(TARGET accrete_fortran)
     add_test(NAME fortran_api_test.np${run}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:fortran_api_test>)
     set_tests_properties(fortran_api_test.np${run} PROPERTIES TIMEOUT 300 ENVIRONMENT "${env}" PROCESSORS ${np}
-      PASS_REGULAR_EXPRESSION "fortran_api_test: 0 failure")
+      PASS_REGULAR_EXPRESSION "fortran_api_test: 0 failure" LABELS sanitize)
   endforeach()
 endif()

@@ -18,15 +18,16 @@
 
 using namespace accrete;
 
+// Each handle holds its object in `obj`, so that on() serves both kinds.
 struct accrete_matrix_s {
-  std::variant<std::unique_ptr<convergent_matrix<float>>, std::unique_ptr<convergent_matrix<double>>> m;
+  std::variant<std::unique_ptr<convergent_matrix<float>>, std::unique_ptr<convergent_matrix<double>>> obj;
 };
 
 struct accrete_array_s {
   std::variant<std::unique_ptr<dist_array<float>>, std::unique_ptr<dist_array<double>>,
                std::unique_ptr<dist_array<std::complex<float>>>, std::unique_ptr<dist_array<std::complex<double>>>,
                std::unique_ptr<dist_array<std::int32_t>>, std::unique_ptr<dist_array<std::int64_t>>>
-      a;
+      obj;
 };
 
 struct accrete_counter_s {
@@ -131,36 +132,41 @@ void with_array_type(accrete_dtype t, const char* fn, F&& f) {
     case ACCRETE_COMPLEX_DOUBLE: return f(std::complex<double>{});
     case ACCRETE_INT32: return f(std::int32_t{});
     case ACCRETE_INT64: return f(std::int64_t{});
+    default: break;
   }
   throw std::invalid_argument(std::string(fn) + ": dtype = " + std::to_string(int(t)) + " is not an accrete_dtype");
 }
 
 accrete_array make_array(accrete_dtype t, const char* fn, const distribution& d) {
   auto h = std::make_unique<accrete_array_s>();
-  with_array_type(t, fn, [&](auto zero) { h->a = std::make_unique<dist_array<decltype(zero)>>(d); });
+  with_array_type(t, fn, [&](auto zero) { h->obj = std::make_unique<dist_array<decltype(zero)>>(d); });
   return h.release();
 }
 
-template <class F>
-accrete_status on_array(accrete_array a, const char* fn, F&& f, accrete_status runtime_code = ACCRETE_ERR_RUNTIME) {
+// Runs f on the typed object behind a matrix or array handle.
+template <class H, class F>
+accrete_status on(H* h, const char* fn, F&& f, accrete_status runtime_code = ACCRETE_ERR_RUNTIME) {
   return guarded(
       fn,
       [&] {
-        require_handle(a, fn);
-        std::visit([&](auto& p) { f(*p); }, a->a);
+        require_handle(h, fn);
+        std::visit([&](auto& p) { f(*p); }, h->obj);
       },
       runtime_code);
 }
 
-template <class F>
-accrete_status on_matrix(accrete_matrix a, const char* fn, F&& f, accrete_status runtime_code = ACCRETE_ERR_RUNTIME) {
-  return guarded(
-      fn,
-      [&] {
-        require_handle(a, fn);
-        std::visit([&](auto& p) { f(*p); }, a->m);
+template <class H>
+accrete_status file_op(H* h, const char* fn, const char* path, bool save) {
+  return on(
+      h, fn,
+      [&](auto& x) {
+        require(path != nullptr, fn, "null path");
+        if (save)
+          x.save(path);
+        else
+          x.load(path);
       },
-      runtime_code);
+      ACCRETE_ERR_IO);
 }
 
 patch make_patch(std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) { return patch{r0, r1, c0, c1}; }
@@ -168,6 +174,15 @@ patch make_patch(std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t
 template <class P>
 void set_if(P* out, P v) {
   if (out) *out = v;
+}
+
+// The outputs of accrete_matrix_local and accrete_array_access.
+template <class X>
+void report_part(const X& x, void* p, void** local, int64_t* lld, int64_t* local_rows, int64_t* local_cols) {
+  set_if<void*>(local, p);
+  set_if<int64_t>(lld, x.lld());
+  set_if<int64_t>(local_rows, x.local_rows());
+  set_if<int64_t>(local_cols, x.local_cols());
 }
 
 }  // namespace
@@ -240,9 +255,9 @@ accrete_status accrete_matrix_create(accrete_matrix* out, accrete_dtype dtype, i
     const process_grid grid = make_grid(pr, pc, fn);
     auto h = std::make_unique<accrete_matrix_s>();
     if (dtype == ACCRETE_FLOAT)
-      h->m = std::make_unique<convergent_matrix<float>>(m, n, grid, mb, nb, opt);
+      h->obj = std::make_unique<convergent_matrix<float>>(m, n, grid, mb, nb, opt);
     else
-      h->m = std::make_unique<convergent_matrix<double>>(m, n, grid, mb, nb, opt);
+      h->obj = std::make_unique<convergent_matrix<double>>(m, n, grid, mb, nb, opt);
     *out = h.release();
   });
 }
@@ -252,7 +267,7 @@ accrete_status accrete_matrix_free(accrete_matrix* a) { return free_handle(a, "a
 accrete_status accrete_matrix_update(accrete_matrix a, const void* block, int64_t ld, const int64_t* rows,
                                      int64_t nrows, const int64_t* cols, int64_t ncols, accrete_layout layout) {
   static const char* fn = "accrete_matrix_update";
-  return on_matrix(a, fn, [&](auto& M) {
+  return on(a, fn, [&](auto& M) {
     using T = typename std::remove_reference_t<decltype(M)>::value_type;
     M.update(static_cast<const T*>(block), ld, index_span(rows, nrows, fn, "rows"), index_span(cols, ncols, fn, "cols"),
              to_layout(layout, fn));
@@ -262,41 +277,37 @@ accrete_status accrete_matrix_update(accrete_matrix a, const void* block, int64_
 accrete_status accrete_matrix_update_symmetric(accrete_matrix a, const void* block, int64_t ld, const int64_t* ix,
                                                int64_t n, accrete_layout layout) {
   static const char* fn = "accrete_matrix_update_symmetric";
-  return on_matrix(a, fn, [&](auto& M) {
+  return on(a, fn, [&](auto& M) {
     using T = typename std::remove_reference_t<decltype(M)>::value_type;
     M.update_symmetric(static_cast<const T*>(block), ld, index_span(ix, n, fn, "ix"), to_layout(layout, fn));
   });
 }
 
 accrete_status accrete_matrix_commit(accrete_matrix a) {
-  return on_matrix(a, "accrete_matrix_commit", [](auto& M) { M.commit(); });
+  return on(a, "accrete_matrix_commit", [](auto& M) { M.commit(); });
 }
 accrete_status accrete_matrix_reopen(accrete_matrix a) {
-  return on_matrix(a, "accrete_matrix_reopen", [](auto& M) { M.reopen(); });
+  return on(a, "accrete_matrix_reopen", [](auto& M) { M.reopen(); });
 }
 accrete_status accrete_matrix_reset(accrete_matrix a) {
-  return on_matrix(a, "accrete_matrix_reset", [](auto& M) { M.reset(); });
+  return on(a, "accrete_matrix_reset", [](auto& M) { M.reset(); });
 }
 accrete_status accrete_matrix_fill_lower(accrete_matrix a) {
-  return on_matrix(a, "accrete_matrix_fill_lower", [](auto& M) { M.fill_lower(); });
+  return on(a, "accrete_matrix_fill_lower", [](auto& M) { M.fill_lower(); });
 }
 accrete_status accrete_matrix_symmetrize(accrete_matrix a) {
-  return on_matrix(a, "accrete_matrix_symmetrize", [](auto& M) { M.symmetrize(); });
+  return on(a, "accrete_matrix_symmetrize", [](auto& M) { M.symmetrize(); });
 }
 
 accrete_status accrete_matrix_local(accrete_matrix a, void** local, int64_t* lld, int64_t* local_rows,
                                     int64_t* local_cols) {
-  return on_matrix(a, "accrete_matrix_local", [&](auto& M) {
-    set_if<void*>(local, M.local());
-    set_if<int64_t>(lld, M.lld());
-    set_if<int64_t>(local_rows, M.local_rows());
-    set_if<int64_t>(local_cols, M.local_cols());
-  });
+  return on(a, "accrete_matrix_local",
+            [&](auto& M) { report_part(M, M.local(), local, lld, local_rows, local_cols); });
 }
 
 accrete_status accrete_matrix_get(accrete_matrix a, int64_t i, int64_t j, void* value) {
   static const char* fn = "accrete_matrix_get";
-  return on_matrix(a, fn, [&](auto& M) {
+  return on(a, fn, [&](auto& M) {
     using T = typename std::remove_reference_t<decltype(M)>::value_type;
     require(value != nullptr, fn, "null output pointer");
     *static_cast<T*>(value) = M.get(i, j);
@@ -305,7 +316,7 @@ accrete_status accrete_matrix_get(accrete_matrix a, int64_t i, int64_t j, void* 
 
 accrete_status accrete_matrix_descriptor(accrete_matrix a, int desc[9]) {
   static const char* fn = "accrete_matrix_descriptor";
-  return on_matrix(a, fn, [&](auto& M) {
+  return on(a, fn, [&](auto& M) {
     require(desc != nullptr, fn, "null descriptor array");
     const auto d = M.descriptor();
     std::memcpy(desc, d.data(), sizeof(int) * 9);
@@ -313,24 +324,10 @@ accrete_status accrete_matrix_descriptor(accrete_matrix a, int desc[9]) {
 }
 
 accrete_status accrete_matrix_save(accrete_matrix a, const char* path) {
-  static const char* fn = "accrete_matrix_save";
-  return on_matrix(
-      a, fn,
-      [&](auto& M) {
-        require(path != nullptr, fn, "null path");
-        M.save(path);
-      },
-      ACCRETE_ERR_IO);
+  return file_op(a, "accrete_matrix_save", path, true);
 }
 accrete_status accrete_matrix_load(accrete_matrix a, const char* path) {
-  static const char* fn = "accrete_matrix_load";
-  return on_matrix(
-      a, fn,
-      [&](auto& M) {
-        require(path != nullptr, fn, "null path");
-        M.load(path);
-      },
-      ACCRETE_ERR_IO);
+  return file_op(a, "accrete_matrix_load", path, false);
 }
 
 // ---- dist_array ------------------------------------------------------------------
@@ -391,7 +388,7 @@ accrete_status accrete_array_create_element_cyclic(accrete_array* out, accrete_d
 accrete_status accrete_array_free(accrete_array* a) { return free_handle(a, "accrete_array_free"); }
 
 accrete_status accrete_array_shape(accrete_array a, int64_t* rows, int64_t* cols) {
-  return on_array(a, "accrete_array_shape", [&](auto& A) {
+  return on(a, "accrete_array_shape", [&](auto& A) {
     set_if<int64_t>(rows, A.rows());
     set_if<int64_t>(cols, A.cols());
   });
@@ -399,7 +396,7 @@ accrete_status accrete_array_shape(accrete_array a, int64_t* rows, int64_t* cols
 
 accrete_status accrete_array_locate(accrete_array a, int64_t i, int64_t j, int* rank) {
   static const char* fn = "accrete_array_locate";
-  return on_array(a, fn, [&](auto& A) {
+  return on(a, fn, [&](auto& A) {
     require(rank != nullptr, fn, "null output pointer");
     *rank = A.locate(i, j);
   });
@@ -407,7 +404,7 @@ accrete_status accrete_array_locate(accrete_array a, int64_t i, int64_t j, int* 
 
 accrete_status accrete_array_put(accrete_array a, int64_t r0, int64_t r1, int64_t c0, int64_t c1, const void* buf,
                                  int64_t ld) {
-  return on_array(a, "accrete_array_put", [&](auto& A) {
+  return on(a, "accrete_array_put", [&](auto& A) {
     using T = typename std::remove_reference_t<decltype(A)>::value_type;
     A.put_blocking(make_patch(r0, r1, c0, c1), static_cast<const T*>(buf), ld);
   });
@@ -415,7 +412,7 @@ accrete_status accrete_array_put(accrete_array a, int64_t r0, int64_t r1, int64_
 
 accrete_status accrete_array_get(accrete_array a, int64_t r0, int64_t r1, int64_t c0, int64_t c1, void* buf,
                                  int64_t ld) {
-  return on_array(a, "accrete_array_get", [&](auto& A) {
+  return on(a, "accrete_array_get", [&](auto& A) {
     using T = typename std::remove_reference_t<decltype(A)>::value_type;
     A.get_blocking(make_patch(r0, r1, c0, c1), static_cast<T*>(buf), ld);
   });
@@ -423,7 +420,7 @@ accrete_status accrete_array_get(accrete_array a, int64_t r0, int64_t r1, int64_
 
 accrete_status accrete_array_acc(accrete_array a, int64_t r0, int64_t r1, int64_t c0, int64_t c1, const void* buf,
                                  int64_t ld, const void* alpha) {
-  return on_array(a, "accrete_array_acc", [&](auto& A) {
+  return on(a, "accrete_array_acc", [&](auto& A) {
     using T = typename std::remove_reference_t<decltype(A)>::value_type;
     const T al = alpha ? *static_cast<const T*>(alpha) : T(1);
     A.acc_blocking(make_patch(r0, r1, c0, c1), static_cast<const T*>(buf), ld, al);
@@ -431,59 +428,40 @@ accrete_status accrete_array_acc(accrete_array a, int64_t r0, int64_t r1, int64_
 }
 
 accrete_status accrete_array_flush(accrete_array a) {
-  return on_array(a, "accrete_array_flush", [](auto& A) { A.flush(); });
+  return on(a, "accrete_array_flush", [](auto& A) { A.flush(); });
 }
 accrete_status accrete_array_sync(accrete_array a) {
-  return on_array(a, "accrete_array_sync", [](auto& A) { A.sync(); });
+  return on(a, "accrete_array_sync", [](auto& A) { A.sync(); });
 }
 accrete_status accrete_array_zero(accrete_array a) {
-  return on_array(a, "accrete_array_zero", [](auto& A) { A.zero(); });
+  return on(a, "accrete_array_zero", [](auto& A) { A.zero(); });
 }
 
 accrete_status accrete_array_access(accrete_array a, void** local, int64_t* lld, int64_t* local_rows,
                                     int64_t* local_cols) {
-  return on_array(a, "accrete_array_access", [&](auto& A) {
-    void* p = A.access();
-    set_if<void*>(local, p);
-    set_if<int64_t>(lld, A.lld());
-    set_if<int64_t>(local_rows, A.local_rows());
-    set_if<int64_t>(local_cols, A.local_cols());
-  });
+  return on(a, "accrete_array_access",
+            [&](auto& A) { report_part(A, A.access(), local, lld, local_rows, local_cols); });
 }
 accrete_status accrete_array_release(accrete_array a) {
-  return on_array(a, "accrete_array_release", [](auto& A) { A.release(); });
+  return on(a, "accrete_array_release", [](auto& A) { A.release(); });
 }
 accrete_status accrete_array_release_update(accrete_array a) {
-  return on_array(a, "accrete_array_release_update", [](auto& A) { A.release_update(); });
+  return on(a, "accrete_array_release_update", [](auto& A) { A.release_update(); });
 }
 
 accrete_status accrete_array_norm(accrete_array a, double* norm) {
   static const char* fn = "accrete_array_norm";
-  return on_array(a, fn, [&](auto& A) {
+  return on(a, fn, [&](auto& A) {
     require(norm != nullptr, fn, "null output pointer");
     *norm = A.norm();
   });
 }
 
 accrete_status accrete_array_save(accrete_array a, const char* path) {
-  static const char* fn = "accrete_array_save";
-  return on_array(
-      a, fn,
-      [&](auto& A) {
-        require(path != nullptr, fn, "null path");
-        A.save(path);
-      },
-      ACCRETE_ERR_IO);
+  return file_op(a, "accrete_array_save", path, true);
 }
 accrete_status accrete_array_load(accrete_array a, const char* path) {
-  static const char* fn = "accrete_array_load";
-  return on_array(
-      a, fn,
-      [&](auto& A) {
-        require(path != nullptr, fn, "null path");
-        A.load(path);
-      },
-      ACCRETE_ERR_IO);
+  return file_op(a, "accrete_array_load", path, false);
 }
 
 // ---- counter ---------------------------------------------------------------------

@@ -48,10 +48,18 @@ typedef enum accrete_dtype {
   ACCRETE_COMPLEX_FLOAT = 2,   /* dist_array only */
   ACCRETE_COMPLEX_DOUBLE = 3,  /* dist_array only */
   ACCRETE_INT32 = 4,           /* dist_array only */
-  ACCRETE_INT64 = 5            /* dist_array only */
+  ACCRETE_INT64 = 5,           /* dist_array only */
+  /* Makes every int a valid value of the type, so that a bad value reaches
+   * the library's check (and its error code) rather than undefined behaviour
+   * in C++. The same for the other enums. Not a dtype. */
+  ACCRETE_DTYPE_INT_RANGE_ = 0x7fffffff
 } accrete_dtype;
 
-typedef enum accrete_layout { ACCRETE_COL_MAJOR = 0, ACCRETE_ROW_MAJOR = 1 } accrete_layout;
+typedef enum accrete_layout {
+  ACCRETE_COL_MAJOR = 0,
+  ACCRETE_ROW_MAJOR = 1,
+  ACCRETE_LAYOUT_INT_RANGE_ = 0x7fffffff
+} accrete_layout;
 
 /* The message of the calling thread's last failed call ("" if none). */
 const char* accrete_last_error(void);
@@ -79,7 +87,11 @@ accrete_status accrete_barrier(void);
  * convergent_matrix.hpp). */
 typedef struct accrete_matrix_s* accrete_matrix;
 
-typedef enum accrete_strategy { ACCRETE_STRATEGY_PACKETS = 0, ACCRETE_STRATEGY_ALLTOALL = 1 } accrete_strategy;
+typedef enum accrete_strategy {
+  ACCRETE_STRATEGY_PACKETS = 0,
+  ACCRETE_STRATEGY_ALLTOALL = 1,
+  ACCRETE_STRATEGY_INT_RANGE_ = 0x7fffffff
+} accrete_strategy;
 
 typedef struct accrete_matrix_options {
   int strategy;            /* accrete_strategy */
