@@ -20,6 +20,7 @@
 
 #include "accrete/accrete.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
+#include "accrete/matrix/linalg.hpp"
 #include "accrete/matrix/scalapack.hpp"
 #include "hessian_workload.hpp"
 
@@ -153,35 +154,29 @@ int main(int argc, char** argv) {
     // The Hessian is used through its upper triangle (as Cholesky does);
     // mirror it to get the symmetric matrix the residual is checked against.
     H.fill_lower();
-    auto dH = H.descriptor();
-    auto dg = g.descriptor();
-    const int Ni = int(N), one = 1;
-    std::vector<float> work(static_cast<std::size_t>(std::max<std::int64_t>(H.local_rows(), H.local_cols()) + 1));
-    const float norm1 = pslange_("1", &Ni, &Ni, H.local(), &one, &one, dH.data(), work.data());
     // Gershgorin: lambda above the largest absolute row sum makes H + lambda I
     // positive definite for any symmetric H, so the Cholesky step is defined.
-    if (lambda < 0) lambda = 1.0001 * double(norm1) + 1.0;
-    for (std::int64_t lj = 0; lj < H.local_cols(); ++lj) {
-      const std::int64_t j = H.layout().global_col(grid.my_col(), lj);
-      if (H.layout().owner_row(j) == grid.my_row()) H.local()[H.layout().local_row(j) + lj * H.lld()] += float(lambda);
-    }
-    // Keep A and g for the residual; psposv overwrites both.
-    std::vector<float> A(H.local(), H.local() + H.lld() * H.local_cols());
-    std::vector<float> x(g.local(), g.local() + g.lld() * g.local_cols());
+    if (lambda < 0) lambda = 1.0001 * linalg::norm('1', H) + 1.0;
+    linalg::add_to_diagonal(H, float(lambda));
+    // Keep A = H + lambda I and g for the residual: the solve overwrites H
+    // with its Cholesky factor and g with the step dm. (The Python example,
+    // python/examples/hessian.py, makes the same calls.)
+    convergent_matrix<float> A(N, N, grid, hw::MB, hw::NB, opt), r(N, 1, grid, hw::MB, hw::NB, opt);
+    std::copy(H.local(), H.local() + H.lld() * H.local_cols(), A.local());
+    std::copy(g.local(), g.local() + g.lld() * g.local_cols(), r.local());
+    const double gnorm = linalg::norm('F', g);
     int info = 0;
     barrier();
     const double ts = now();
-    psposv_("U", &Ni, &one, H.local(), &one, &one, dH.data(), x.data(), &one, &one, dg.data(), &info);
+    try {
+      linalg::posv(H, g);  // ScaLAPACK psposv in place
+    } catch (const accrete::error& e) {
+      info = -1;
+      if (me == 0) std::fprintf(stderr, "%s\n", e.what());
+    }
     const double t_solve = max_over(now() - ts);
-    // r = g - A x
-    std::vector<float> r(g.local(), g.local() + g.lld() * g.local_cols());
-    const float alpha = -1, beta = 1;
-    psgemv_("N", &Ni, &Ni, &alpha, A.data(), &one, &one, dH.data(), x.data(), &one, &one, dg.data(), &one, &beta,
-            r.data(), &one, &one, dg.data(), &one);
-    const float rnorm = pslange_("F", &Ni, &one, r.data(), &one, &one, dg.data(), work.data());
-    const float xnorm = pslange_("F", &Ni, &one, x.data(), &one, &one, dg.data(), work.data());
-    const float gnorm = pslange_("F", &Ni, &one, g.local(), &one, &one, dg.data(), work.data());
-    const float anorm = pslange_("F", &Ni, &Ni, A.data(), &one, &one, dH.data(), work.data());
+    linalg::gemm('N', 'N', -1.0f, A, g, 1.0f, r);  // r = g - A dm
+    const double rnorm = linalg::norm('F', r), xnorm = linalg::norm('F', g), anorm = linalg::norm('F', A);
     const double rel = double(rnorm) / (double(anorm) * double(xnorm) + double(gnorm));
     const bool solve_ok = info == 0 && rel < 1e-5;
     if (me == 0) {

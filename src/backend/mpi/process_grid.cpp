@@ -48,7 +48,14 @@ int process_grid::blacs_context() const {
                                std::to_string(my_col_) + ")");
     }
     state_->context = ctx;
-    state_->release = [](int c) { Cblacs_gridexit(c); };
+    // A grid may outlive MPI (an object freed after finalize, a Python
+    // object collected at exit): BLACS' communicators are gone with MPI then,
+    // and freeing them would be an MPI error.
+    state_->release = [](int c) {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized) Cblacs_gridexit(c);
+    };
     state_->created = true;
   }
   return state_->context;

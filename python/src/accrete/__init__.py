@@ -1,0 +1,353 @@
+"""accrete for Python: asynchronous assembly of distributed matrices
+(ConvergentMatrix) and one-sided distributed arrays (DistArray, Counter)
+over MPI, with numpy arrays in and out and mpi4py alongside.
+
+    import numpy as np, accrete
+    accrete.init()                       # MPI as mpi4py set it up; finalized at exit
+    H = accrete.ConvergentMatrix(1000, 1000, dtype=np.float64)
+    H.update(block, rows, cols)          # H[rows, cols] += block, from any process
+    H.commit()                           # collective: every update everywhere applied
+
+Semantics are those of the C++ classes (docs/semantics.md). Errors: a bad
+value (index, shape, size) raises ValueError, a wrong dtype or a
+non-contiguous array TypeError (never a silent conversion), anything else
+RuntimeError.
+"""
+from __future__ import annotations
+
+import atexit
+from typing import Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _accrete
+from ._accrete import workload  # noqa: F401  (the hessian benchmark workload)
+
+__all__ = [
+    "init", "finalize", "initialized", "rank_me", "rank_n", "barrier", "world_comm",
+    "ConvergentMatrix", "DistArray", "Counter", "Handle", "linalg", "workload", "mpi_flavor",
+]
+
+mpi_flavor: str = _accrete.mpi_flavor
+
+_MATRIX_TYPES = {np.dtype(np.float32): _accrete.ConvergentMatrixF32, np.dtype(np.float64): _accrete.ConvergentMatrixF64}
+_ARRAY_TYPES = {
+    np.dtype(np.float32): _accrete.DistArrayF32,
+    np.dtype(np.float64): _accrete.DistArrayF64,
+    np.dtype(np.complex64): _accrete.DistArrayC64,
+    np.dtype(np.complex128): _accrete.DistArrayC128,
+    np.dtype(np.int32): _accrete.DistArrayI32,
+    np.dtype(np.int64): _accrete.DistArrayI64,
+}
+
+
+def _check_mpi4py() -> None:
+    """mpi4py must run on the MPI accrete was built for: two MPI libraries in
+    one process corrupt each other long before anything reports it."""
+    from mpi4py import MPI
+
+    lib = MPI.Get_library_version()
+    theirs = "openmpi" if "Open MPI" in lib else "mpich" if "MPICH" in lib else lib.split("\n")[0]
+    if theirs != mpi_flavor:
+        raise ImportError(
+            f"accrete was built for {mpi_flavor} but mpi4py uses {theirs}. Rebuild accrete with "
+            f"MPI={theirs} pip install ., or install an mpi4py built for {mpi_flavor} "
+            f"(MPICC=mpicc.{mpi_flavor} pip install --no-binary mpi4py mpi4py)."
+        )
+
+
+_check_mpi4py()
+
+
+def init(comm=None) -> None:
+    """Collective over MPI_COMM_WORLD: starts the runtime (MPI is initialised
+    by mpi4py on import; accrete never finalizes it). `comm` may be None or
+    MPI.COMM_WORLD: accrete spans the world. finalize() runs at exit."""
+    from mpi4py import MPI
+
+    if comm is not None and comm != MPI.COMM_WORLD and MPI.Comm.Compare(comm, MPI.COMM_WORLD) not in (
+        MPI.IDENT, MPI.CONGRUENT,
+    ):
+        raise ValueError("accrete.init: comm must be None or MPI.COMM_WORLD (accrete spans every process)")
+    if not MPI.Is_initialized():
+        MPI.Init()
+    _accrete.init()
+    atexit.register(_finalize_at_exit)
+
+
+def _finalize_at_exit() -> None:
+    if _accrete.initialized():
+        finalize()
+
+
+def finalize() -> None:
+    """Collective: waits for outstanding operations and stops the runtime.
+    Objects still alive raise RuntimeError on use afterwards."""
+    _grids.clear()
+    _accrete.finalize()
+
+
+initialized = _accrete.initialized
+rank_me = _accrete.rank_me
+rank_n = _accrete.rank_n
+
+
+def barrier() -> None:
+    """Collective over every process (releases the GIL while waiting)."""
+    _accrete.barrier()
+
+
+def world_comm():
+    """accrete's world communicator as an mpi4py Comm (a duplicate of
+    MPI_COMM_WORLD that accrete owns: do not free it)."""
+    from mpi4py import MPI
+
+    return MPI.Comm.f2py(_accrete.world_comm_f())
+
+
+def _typed(table, dtype, what):
+    try:
+        return table[np.dtype(dtype)]
+    except (KeyError, TypeError):
+        names = ", ".join(str(d) for d in table)
+        raise TypeError(f"{what}: dtype {dtype!r} is not one of {names}") from None
+
+
+_grids: dict = {}
+
+
+class ConvergentMatrix:
+    """A dense m x n matrix (float32 or float64), 2D block-cyclic over a
+    pr x pc grid of all processes (default: as square as P allows) with
+    mb x nb blocks, assembled by asynchronous indexed-slice += updates.
+
+    Matrices with the same grid share one BLACS context, so accrete.linalg
+    can combine them."""
+
+    def __init__(self, m: int, n: int, dtype=np.float64, grid: Optional[Tuple[int, int]] = None,
+                 block: Tuple[int, int] = (64, 64), strategy: str = "packets", buffer_cap: int = 64 << 20):
+        cls = _typed(_MATRIX_TYPES, dtype, "ConvergentMatrix")
+        key = tuple(grid) if grid is not None else (0, 0)
+        if key not in _grids:
+            _grids[key] = _accrete.Grid(*key)
+        self._m = cls(m, n, _grids[key], block[0], block[1], strategy, buffer_cap)
+        self.dtype = np.dtype(dtype)
+
+    shape = property(lambda self: self._m.shape)
+    grid = property(lambda self: self._m.grid)
+
+    def update(self, block: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+        """A[rows[i], cols[j]] += block[i, j]. block: C or Fortran order of the
+        matrix's dtype; rows, cols: int32 or int64. Releases the GIL, so several
+        threads may update at once. The block may be reused on return."""
+        self._m.update(block, rows, cols)
+
+    def update_symmetric(self, block: np.ndarray, ix: np.ndarray) -> None:
+        """For ix[i] <= ix[j] only: A[ix[i], ix[j]] += block[i, j] (the upper triangle)."""
+        self._m.update_symmetric(block, ix)
+
+    def commit(self) -> None:
+        """Collective: ends the round; every update issued before it, anywhere, is applied."""
+        self._m.commit()
+
+    def reopen(self) -> None:
+        self._m.reopen()
+
+    def reset(self) -> None:
+        """Collective, between rounds: every element becomes zero."""
+        self._m.reset()
+
+    def fill_lower(self) -> None:
+        self._m.fill_lower()
+
+    def symmetrize(self) -> None:
+        self._m.symmetrize()
+
+    def get(self, i: int, j: int):
+        """One element, read from its owner."""
+        return self._m.get(i, j)
+
+    @property
+    def local(self) -> np.ndarray:
+        """This process's part: a zero-copy view (Fortran order, leading
+        dimension lld). Writing to it changes the matrix."""
+        return self._m.local
+
+    def descriptor(self) -> list:
+        """The ScaLAPACK descriptor (collective on a grid's first call)."""
+        return list(self._m.descriptor())
+
+    def save(self, path: str) -> None:
+        self._m.save(path)
+
+    def load(self, path: str) -> None:
+        self._m.load(path)
+
+    def stats(self) -> dict:
+        return self._m.stats()
+
+    def to_numpy(self, root: int = 0) -> Optional[np.ndarray]:
+        """Collective: the whole matrix on `root` (None elsewhere). For small matrices."""
+        return self._m.to_numpy(root)
+
+
+def _patch(key, shape) -> Tuple[int, int, int, int, bool]:
+    """(r0, r1, c0, c1, scalar) of A[key] for integer or unit-step slice keys."""
+    if not isinstance(key, tuple) or len(key) != 2:
+        raise ValueError("DistArray: index with two keys, A[i, j] or A[i0:i1, j0:j1]")
+    out = []
+    scalar = True
+    for k, n, name in ((key[0], shape[0], "row"), (key[1], shape[1], "column")):
+        if isinstance(k, slice):
+            lo, hi, step = k.indices(n)
+            if step != 1:
+                raise ValueError(f"DistArray: {name} slice step {k.step} (only 1 is supported)")
+            out += [lo, max(lo, hi)]
+            scalar = False
+        else:
+            i = int(k)
+            if i < 0:
+                i += n
+            out += [i, i + 1]
+    return out[0], out[1], out[2], out[3], scalar
+
+
+class Handle:
+    """A non-blocking operation: wait() returns once the buffer may be reused
+    (put, acc) or holds the data (get). It keeps the buffer alive until then."""
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    def wait(self):
+        return self._buf
+
+    def test(self) -> bool:
+        return True
+
+
+class DistArray:
+    """A rows x cols array (float32/64, complex64/128, int32/64) dealt over
+    every process, with one-sided put/get/acc on patches (Global Arrays).
+
+    distribution: "block" (default), "irregular" (row_bounds, col_bounds:
+    ascending boundaries from 0 to rows / cols), "block_cyclic" (block =
+    (mb, nb)) or "element_cyclic". grid = (pr, pc), default as square as P
+    allows.
+
+    A[i0:i1, j0:j1] reads a patch (a new Fortran-order array, with the data),
+    A[i0:i1, j0:j1] = x writes one (returns once x may be reused; visible to
+    others after flush() and a barrier, or sync()). acc adds, atomically per
+    element with respect to every other acc."""
+
+    def __init__(self, rows: int, cols: int, dtype=np.float64, distribution: str = "block",
+                 grid: Optional[Tuple[int, int]] = None, block: Tuple[int, int] = (64, 64),
+                 row_bounds: Sequence[int] = (), col_bounds: Sequence[int] = ()):
+        cls = _typed(_ARRAY_TYPES, dtype, "DistArray")
+        pr, pc = grid if grid is not None else (0, 0)
+        self._a = cls(distribution, rows, cols, pr, pc, block[0], block[1], list(row_bounds), list(col_bounds))
+        self.dtype = np.dtype(dtype)
+
+    shape = property(lambda self: self._a.shape)
+
+    def locate(self, i: int, j: int) -> int:
+        return self._a.locate(i, j)
+
+    def __getitem__(self, key):
+        r0, r1, c0, c1, scalar = _patch(key, self.shape)
+        out = self._a.get(r0, r1, c0, c1)
+        return out[0, 0] if scalar else out
+
+    def __setitem__(self, key, value) -> None:
+        r0, r1, c0, c1, _ = _patch(key, self.shape)
+        if np.isscalar(value):
+            value = np.full((r1 - r0, c1 - c0), value, dtype=self.dtype, order="F")
+        self._a.put(r0, r1, c0, c1, value)
+
+    def get(self, patch, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """patch = (r0, r1, c0, c1), half-open; into `out` (C or Fortran order) if given."""
+        if out is None:
+            return self._a.get(*patch)
+        self._a.get_into(*patch, out)
+        return out
+
+    def put(self, patch, x: np.ndarray) -> None:
+        self._a.put(*patch, x)
+
+    def acc(self, patch, x: np.ndarray, alpha=1) -> None:
+        """A[patch] += alpha * x."""
+        self._a.acc(*patch, x, alpha)
+
+    def put_nb(self, patch, x: np.ndarray) -> Handle:
+        self._a.put(*patch, x)
+        return Handle(x)
+
+    def get_nb(self, patch, out: Optional[np.ndarray] = None) -> Handle:
+        return Handle(self.get(patch, out))
+
+    def acc_nb(self, patch, x: np.ndarray, alpha=1) -> Handle:
+        self._a.acc(*patch, x, alpha)
+        return Handle(x)
+
+    def flush(self, rank: Optional[int] = None) -> None:
+        """Remote completion of this process's puts and accs (to `rank`)."""
+        if rank is None:
+            self._a.flush()
+        else:
+            self._a.flush_rank(rank)
+
+    def flush_local(self) -> None:
+        self._a.flush_local()
+
+    def sync(self) -> None:
+        """Collective: every process's operations complete, then a barrier."""
+        self._a.sync()
+
+    def zero(self) -> None:
+        self._a.zero()
+
+    def fill(self, value) -> None:
+        self._a.fill(value)
+
+    def scale(self, alpha) -> None:
+        self._a.scale(alpha)
+
+    def norm(self) -> float:
+        return self._a.norm()
+
+    def dot(self, other: "DistArray"):
+        return self._a.dot(other._a)
+
+    def access(self) -> np.ndarray:
+        """This process's part as a zero-copy view; end with release() or
+        release_update() (after writing to it)."""
+        return self._a.access()
+
+    def release(self) -> None:
+        self._a.release()
+
+    def release_update(self) -> None:
+        self._a.release_update()
+
+    def save(self, path: str) -> None:
+        self._a.save(path)
+
+    def load(self, path: str) -> None:
+        self._a.load(path)
+
+
+class Counter:
+    """One global 64-bit integer (NGA_Read_inc): fetch_add(n) returns the value
+    before adding. Construction and reset() are collective."""
+
+    def __init__(self, initial: int = 0):
+        self._c = _accrete.Counter(initial)
+
+    def fetch_add(self, n: int = 1) -> int:
+        return self._c.fetch_add(n)
+
+    def reset(self, value: int = 0) -> None:
+        self._c.reset(value)
+
+
+from . import linalg  # noqa: E402  (needs the classes above)

@@ -1,0 +1,306 @@
+"""The Python package under mpiexec -n P: exact results against numpy
+references every process computes, threads with the GIL released, zero-copy
+views, error mapping, linalg, and mpi4py calls between accrete calls."""
+import threading
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import accrete
+
+ME, P = accrete.rank_me(), accrete.rank_n()
+COMM = MPI.COMM_WORLD
+
+
+def contribution(p, m, n, dtype):
+    """Process p's dense contribution to an m x n matrix (multiples of 0.25: sums are exact)."""
+    i = np.arange(m)[:, None]
+    j = np.arange(n)[None, :]
+    return (0.25 * ((i * 7 + j * 3 + p) % 11 + 1)).astype(dtype)
+
+
+def reference(m, n, dtype):
+    return sum(contribution(p, m, n, np.float64) for p in range(P)).astype(dtype)
+
+
+def test_runtime_matches_mpi4py():
+    assert ME == COMM.Get_rank() and P == COMM.Get_size()
+    assert accrete.initialized()
+    wc = accrete.world_comm()
+    assert wc.Get_size() == P and wc.Get_rank() == ME
+    # mpi4py between accrete calls, on both communicators.
+    assert COMM.allreduce(1) == P
+    assert wc.allreduce(ME) == P * (P - 1) // 2
+    accrete.barrier()
+    assert accrete.mpi_flavor in ("openmpi", "mpich")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+def test_matrix_updates_exact(dtype, order, itype):
+    m, n = 37, 29
+    H = accrete.ConvergentMatrix(m, n, dtype=dtype, block=(4, 3), buffer_cap=4096)
+    mine = contribution(ME, m, n, np.float64)
+    # 5 x 4 tiles, the first row of each repeated with half the value each time.
+    for r0 in range(0, m, 4):
+        for c0 in range(0, n, 4):
+            rows = np.arange(r0, min(r0 + 4, m))
+            cols = np.arange(c0, min(c0 + 4, n))
+            blk = mine[np.ix_(rows, cols)].copy()
+            blk[0, :] *= 0.5
+            rows = np.concatenate([rows, rows[:1]]).astype(itype)
+            blk = np.vstack([blk, blk[:1]])
+            H.update(np.array(blk, dtype=dtype, order=order), rows, cols.astype(itype))
+    H.commit()
+    full = H.to_numpy(root=0)
+    if ME == 0:
+        np.testing.assert_array_equal(full, reference(m, n, dtype))
+    else:
+        assert full is None
+    assert H.get(m - 1, n - 1) == reference(m, n, dtype)[m - 1, n - 1]
+    stats = H.stats()
+    assert stats["updates"] > 0 and stats["elements"] > 0
+
+
+def test_update_symmetric_and_fill_lower():
+    n = 23
+    S = accrete.ConvergentMatrix(n, n, dtype=np.float64, block=(4, 4))
+    def ix_of(p):
+        return np.array([(p * 5 + a * 4) % n for a in range(6)], dtype=np.int64)
+    def blk_of(ix):
+        return 0.25 * (1 + (ix[:, None] + ix[None, :]) % 5)
+    S.update_symmetric(blk_of(ix_of(ME)), ix_of(ME))
+    S.commit()
+    S.fill_lower()
+    want = np.zeros((n, n))
+    for p in range(P):
+        ix = ix_of(p)
+        b = blk_of(ix)
+        for a in range(6):
+            for c in range(6):
+                if ix[a] <= ix[c]:
+                    want[ix[a], ix[c]] += b[a, c]
+    want = np.triu(want) + np.triu(want, 1).T
+    full = S.to_numpy()
+    if ME == 0:
+        np.testing.assert_array_equal(full, want)
+
+
+def test_threads_update_with_gil_released():
+    m = 64
+    H = accrete.ConvergentMatrix(m, m, dtype=np.float64, block=(8, 8))
+    nthreads, per = 4, 50
+
+    def work(t):
+        rng = np.random.default_rng(1000 * ME + t)
+        for _ in range(per):
+            ix = np.sort(rng.choice(m, size=6, replace=False)).astype(np.int64)
+            H.update(np.full((6, 6), 0.25), ix, ix)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(nthreads)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    H.commit()
+    want = np.zeros((m, m))
+    for p in range(P):
+        for t in range(nthreads):
+            rng = np.random.default_rng(1000 * p + t)
+            for _ in range(per):
+                ix = np.sort(rng.choice(m, size=6, replace=False))
+                want[np.ix_(ix, ix)] += 0.25
+    full = H.to_numpy()
+    if ME == 0:
+        np.testing.assert_array_equal(full, want)
+
+
+def test_local_is_a_zero_copy_view():
+    m, b = 20, 3
+    H = accrete.ConvergentMatrix(m, m, dtype=np.float64, block=(b, b))
+    H.commit()
+    view = H.local
+    assert np.shares_memory(view, H.local)
+    view[...] = ME + 1  # writing through the view changes the matrix
+    accrete.barrier()
+    full = H.to_numpy()
+    pr, pc = H.grid
+    if ME == 0:
+        i = np.arange(m)[:, None]
+        j = np.arange(m)[None, :]
+        owner = (i // b % pr) * pc + (j // b % pc)  # block-cyclic, row-major grid
+        np.testing.assert_array_equal(full, owner + 1.0)
+    desc = H.descriptor()
+    assert desc[2] == m and desc[3] == m and desc[8] == H._m.lld
+
+
+def test_errors_map_to_python_exceptions():
+    H = accrete.ConvergentMatrix(8, 8, dtype=np.float64, block=(2, 2))
+    ix = np.array([0, 1], dtype=np.int64)
+    with pytest.raises(ValueError, match="row index 8"):
+        H.update(np.ones((2, 2)), np.array([0, 8]), ix)
+    with pytest.raises(ValueError, match="the block is 3 x 2"):
+        H.update(np.ones((3, 2)), ix, ix)
+    with pytest.raises(TypeError):
+        H.update(np.ones((2, 2), dtype=np.float32), ix, ix)  # float32 into a float64 matrix: no silent copy
+    with pytest.raises(TypeError, match="not contiguous"):
+        H.update(np.ones((2, 4))[:, ::2], ix, ix)
+    with pytest.raises(TypeError):
+        H.update(np.ones((2, 2)), ix.astype(np.float64), ix)
+    with pytest.raises(ValueError, match="strategy"):
+        accrete.ConvergentMatrix(4, 4, strategy="carrier-pigeon")
+    with pytest.raises(TypeError, match="dtype"):
+        accrete.ConvergentMatrix(4, 4, dtype=np.int32)
+    A = accrete.DistArray(4, 4)
+    with pytest.raises(ValueError, match="row_hi = 5"):
+        A.get((0, 5, 0, 1))
+    with pytest.raises(TypeError):
+        A.put((0, 2, 0, 2), np.ones((2, 2), dtype=np.int64))
+    with pytest.raises(RuntimeError, match="release without access"):
+        A.release()
+    H.commit()
+    A.sync()
+
+
+def test_save_load_round_trip(tmp_path_factory):
+    m, n = 30, 17
+    H = accrete.ConvergentMatrix(m, n, dtype=np.float64, block=(4, 4))
+    rows, cols = np.arange(m), np.arange(n)
+    H.update(contribution(ME, m, n, np.float64), rows, cols)
+    H.commit()
+    path = COMM.bcast(str(tmp_path_factory.mktemp("io") / "h.bin") if ME == 0 else None)
+    H.save(path)
+    G = accrete.ConvergentMatrix(m, n, dtype=np.float64, grid=(1, P), block=(5, 2))
+    G.load(path)
+    A = accrete.DistArray(m, n, dtype=np.float64, distribution="element_cyclic")
+    A.load(path)
+    full = G.to_numpy()
+    whole = A[:, :]
+    np.testing.assert_array_equal(whole, reference(m, n, np.float64))
+    if ME == 0:
+        np.testing.assert_array_equal(full, reference(m, n, np.float64))
+    with pytest.raises(RuntimeError, match="h.bin"):
+        accrete.ConvergentMatrix(m + 1, n, dtype=np.float64).load(path)
+    accrete.barrier()
+
+
+DISTRIBUTIONS = [
+    dict(distribution="block"),
+    dict(distribution="block_cyclic", block=(3, 2)),
+    dict(distribution="element_cyclic"),
+    dict(distribution="irregular", row_bounds=[0] + [min(19, 3 * k) for k in range(1, P)] + [19],
+         col_bounds=[0, 13], grid=(P, 1)),
+]
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: d["distribution"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.int64, np.float32])
+def test_distarray_put_get_acc(dist, dtype):
+    rows, cols = 19, 13
+    A = accrete.DistArray(rows, cols, dtype=dtype, **dist)
+    base = (np.arange(rows)[:, None] * 13 + np.arange(cols)[None, :] * 5) % 17
+    base = base.astype(dtype) * (1 + 1j if np.iscomplexobj(np.zeros(1, dtype)) else 1)
+    if ME == 0:
+        A[:, :] = np.asfortranarray(base)
+    A.sync()
+    np.testing.assert_array_equal(A[2:rows - 1, 1:cols], base[2:rows - 1, 1:cols])
+    assert A[rows - 1, cols - 1] == base[rows - 1, cols - 1]
+    assert A[3:3, :].shape == (0, cols)
+    A.sync()
+    A.acc((0, rows, 0, cols), np.ones((rows, cols), dtype=dtype, order="C"), alpha=2)
+    h = A.acc_nb((1, 2, 0, 1), np.ones((1, 1), dtype=dtype))
+    h.wait()
+    A.flush()
+    A.sync()
+    want = base + 2 * P
+    want[1, 0] += P
+    np.testing.assert_array_equal(A[:, :], want)
+    out = np.zeros((2, 3), dtype=dtype)  # C order
+    A.get((4, 6, 2, 5), out)
+    np.testing.assert_array_equal(out, want[4:6, 2:5])
+    part = A.access()
+    owned = part.size
+    A.release()
+    total = COMM.allreduce(owned)
+    assert total >= rows * cols  # lld may pad the parts
+    A.sync()
+
+
+def test_counter_hands_out_every_task_once():
+    tasks = 10000
+    c = accrete.Counter()
+    seen = accrete.DistArray(tasks, 1, dtype=np.int64)
+    seen.zero()
+    one = np.ones((1, 1), dtype=np.int64)
+    mine = 0
+    while True:
+        t = c.fetch_add(1)
+        if t >= tasks:
+            break
+        seen.acc((t, t + 1, 0, 1), one)
+        mine += 1
+    seen.sync()
+    assert COMM.allreduce(mine) == tasks
+    np.testing.assert_array_equal(seen[:, :], np.ones((tasks, 1), dtype=np.int64))
+    seen.sync()
+    c.reset(7)
+    assert c.fetch_add(0) == 7
+    accrete.barrier()
+
+
+def spd(n):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((n, n))
+    return x @ x.T + n * np.eye(n)
+
+
+def from_numpy(a, grid=None, block=(8, 8)):
+    """A ConvergentMatrix holding a (rank 0 adds it all)."""
+    M = accrete.ConvergentMatrix(a.shape[0], a.shape[1], dtype=a.dtype, grid=grid, block=block)
+    if ME == 0:
+        M.update(np.asfortranarray(a), np.arange(a.shape[0]), np.arange(a.shape[1]))
+    M.commit()
+    return M
+
+
+def test_linalg_posv_gesv_gemm_syevd():
+    n = 40
+    a = spd(n)
+    b = np.arange(2 * n, dtype=np.float64).reshape(n, 2)
+    A, B = from_numpy(a), from_numpy(b)
+    accrete.linalg.posv(A, B)
+    x = B.to_numpy()
+    if ME == 0:
+        np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10)
+    g = a + np.triu(np.ones((n, n)))  # not symmetric
+    A, B = from_numpy(g), from_numpy(b)
+    accrete.linalg.gesv(A, B)
+    x = B.to_numpy()
+    if ME == 0:
+        np.testing.assert_allclose(x, np.linalg.solve(g, b), rtol=1e-10)
+    A, B, C = from_numpy(g), from_numpy(a), from_numpy(np.ones((n, n)))
+    accrete.linalg.gemm("T", "N", 2.0, A, B, 0.5, C)
+    c = C.to_numpy()
+    if ME == 0:
+        np.testing.assert_allclose(c, 2.0 * g.T @ a + 0.5, rtol=1e-12)
+    A, Z = from_numpy(a), from_numpy(np.zeros((n, n)))
+    w = accrete.linalg.syevd(A, Z)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), rtol=1e-10)
+    if P > 1:
+        with pytest.raises(ValueError, match="different process grids"):
+            accrete.linalg.posv(from_numpy(a), from_numpy(b, grid=(P, 1)))
+    with pytest.raises(ValueError, match="B has 1 rows"):
+        accrete.linalg.posv(from_numpy(a), from_numpy(b[:1, :]))
+
+
+def test_workload_matches_its_checksum():
+    prm = accrete.workload.preset("tiny")
+    total = 0.0
+    for u in range(prm.U):
+        ix, B = accrete.workload.make_update(prm, ME, u)
+        assert ix.dtype == np.int64 and B.dtype == np.float32 and B.shape == (prm.n, prm.n)
+        assert np.all(np.diff(ix) > 0)
+        total += float(B.sum(dtype=np.float64))
+    assert COMM.allreduce(total) == accrete.workload.expected_checksum(prm, P)
