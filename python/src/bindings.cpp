@@ -75,6 +75,18 @@ indices to_indices(nb::handle h, const char* what) {
   throw nb::type_error((std::string(what) + ": expected a 1-D numpy array of int32 or int64").c_str());
 }
 
+// ld and layout of a buffer for the patch [r0, r1) x [c0, c1); its shape must be the patch's.
+template <class X>
+std::pair<std::int64_t, matrix_layout> patch_buffer(const X& x, std::int64_t r0, std::int64_t r1, std::int64_t c0,
+                                                    std::int64_t c1, const char* what) {
+  const auto ll = layout_of(x, what);
+  if (std::int64_t(x.shape(0)) != r1 - r0 || std::int64_t(x.shape(1)) != c1 - c0)
+    throw std::invalid_argument(std::string(what) + ": the array is " + std::to_string(x.shape(0)) + " x " +
+                                std::to_string(x.shape(1)) + ", the patch " + std::to_string(r1 - r0) + " x " +
+                                std::to_string(c1 - c0));
+  return ll;
+}
+
 template <class T>
 nb::ndarray<nb::numpy, T, nb::ndim<2>> view_of(T* p, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                                                nb::handle owner) {
@@ -262,11 +274,7 @@ void bind_array(nb::module_& m, const char* name) {
       .def(
           "get_into",
           [](const A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1, block_out<T> out) {
-            const auto [ld, lay] = layout_of(out, "get");
-            if (std::int64_t(out.shape(0)) != r1 - r0 || std::int64_t(out.shape(1)) != c1 - c0)
-              throw std::invalid_argument("get: out is " + std::to_string(out.shape(0)) + " x " +
-                                          std::to_string(out.shape(1)) + ", the patch " + std::to_string(r1 - r0) +
-                                          " x " + std::to_string(c1 - c0));
+            const auto [ld, lay] = patch_buffer(out, r0, r1, c0, c1, "get");
             nb::gil_scoped_release unlocked;
             a.get_blocking({r0, r1, c0, c1}, out.data(), ld, lay);
           },
@@ -274,11 +282,7 @@ void bind_array(nb::module_& m, const char* name) {
       .def(
           "put",
           [](A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1, block_in<T> x) {
-            const auto [ld, lay] = layout_of(x, "put");
-            if (std::int64_t(x.shape(0)) != r1 - r0 || std::int64_t(x.shape(1)) != c1 - c0)
-              throw std::invalid_argument("put: the array is " + std::to_string(x.shape(0)) + " x " +
-                                          std::to_string(x.shape(1)) + ", the patch " + std::to_string(r1 - r0) +
-                                          " x " + std::to_string(c1 - c0));
+            const auto [ld, lay] = patch_buffer(x, r0, r1, c0, c1, "put");
             nb::gil_scoped_release unlocked;
             a.put_blocking({r0, r1, c0, c1}, x.data(), ld, lay);
           },
@@ -286,11 +290,7 @@ void bind_array(nb::module_& m, const char* name) {
       .def(
           "acc",
           [](A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1, block_in<T> x, T alpha) {
-            const auto [ld, lay] = layout_of(x, "acc");
-            if (std::int64_t(x.shape(0)) != r1 - r0 || std::int64_t(x.shape(1)) != c1 - c0)
-              throw std::invalid_argument("acc: the array is " + std::to_string(x.shape(0)) + " x " +
-                                          std::to_string(x.shape(1)) + ", the patch " + std::to_string(r1 - r0) +
-                                          " x " + std::to_string(c1 - c0));
+            const auto [ld, lay] = patch_buffer(x, r0, r1, c0, c1, "acc");
             nb::gil_scoped_release unlocked;
             a.acc_blocking({r0, r1, c0, c1}, x.data(), ld, alpha, lay);
           },

@@ -401,16 +401,15 @@ contains
   end subroutine
 
   ! ---- dist_array ------------------------------------------------------------------------------
+#define GRID_CREATE(NAME, CFN) \
+  subroutine NAME(a, dtype, rows, cols, prows, pcols, ierr); type(accrete_array), intent(out) :: a; \
+  integer, intent(in) :: dtype; integer(c_int64_t), intent(in) :: rows, cols; \
+  integer, intent(in), optional :: prows, pcols; integer, intent(out), optional :: ierr; a%dtype = dtype; \
+  call finish(CFN(a%h, int(dtype, c_int), rows, cols, grid_dim(prows), grid_dim(pcols)), ierr); end subroutine
   ! Global Arrays' regular distribution over a prows x pcols grid (default: the squarest).
-  subroutine accrete_array_create_block(a, dtype, rows, cols, prows, pcols, ierr)
-    type(accrete_array), intent(out) :: a
-    integer, intent(in) :: dtype
-    integer(c_int64_t), intent(in) :: rows, cols
-    integer, intent(in), optional :: prows, pcols
-    integer, intent(out), optional :: ierr
-    a%dtype = dtype
-    call finish(c_array_create_block(a%h, int(dtype, c_int), rows, cols, grid_dim(prows), grid_dim(pcols)), ierr)
-  end subroutine
+  GRID_CREATE(accrete_array_create_block, c_array_create_block)
+  ! Elemental's [MC,MR]: element (i, j) on part (mod(i-1, prows), mod(j-1, pcols)).
+  GRID_CREATE(accrete_array_create_element_cyclic, c_array_create_element_cyclic)
   ! Like NGA_Create_irreg: row_starts(k) is the first (1-based) row of row
   ! block k, col_starts likewise; size(row_starts) * size(col_starts) parts.
   subroutine accrete_array_create_irregular(a, dtype, rows, cols, row_starts, col_starts, ierr)
@@ -436,16 +435,6 @@ contains
     a%dtype = dtype
     call finish(c_array_create_block_cyclic(a%h, int(dtype, c_int), rows, cols, mb, nb, grid_dim(prows), &
                                             grid_dim(pcols)), ierr)
-  end subroutine
-  subroutine accrete_array_create_element_cyclic(a, dtype, rows, cols, prows, pcols, ierr)
-    type(accrete_array), intent(out) :: a
-    integer, intent(in) :: dtype
-    integer(c_int64_t), intent(in) :: rows, cols
-    integer, intent(in), optional :: prows, pcols
-    integer, intent(out), optional :: ierr
-    a%dtype = dtype
-    call finish(c_array_create_element_cyclic(a%h, int(dtype, c_int), rows, cols, grid_dim(prows), &
-                                              grid_dim(pcols)), ierr)
   end subroutine
   integer(c_int) function grid_dim(d)
     integer, intent(in), optional :: d

@@ -53,6 +53,13 @@ inline void same_grid(const std::array<int, 9>& a, const std::array<int, 9>& b, 
     throw std::invalid_argument(std::string("accrete::linalg::") + fn +
                                 ": the matrices are on different process grids (build them on one process_grid)");
 }
+template <class T>
+void check_system(const convergent_matrix<T>& A, const convergent_matrix<T>& B, const char* fn) {
+  if (A.rows() != A.cols() || B.rows() != A.rows())
+    throw std::invalid_argument(std::string("accrete::linalg::") + fn + ": A is " + std::to_string(A.rows()) + " x " +
+                                std::to_string(A.cols()) + ", B has " + std::to_string(B.rows()) +
+                                " rows (A square, B with A's rows)");
+}
 inline void check_info(int info, const char* routine) {
   if (info != 0) throw accrete::error(std::string("accrete::linalg: ") + routine + " returned INFO = " + std::to_string(info));
 }
@@ -98,10 +105,7 @@ void add_to_diagonal(convergent_matrix<T>& A, T alpha) {
 template <class T>
 void posv(convergent_matrix<T>& A, convergent_matrix<T>& B) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-  if (A.rows() != A.cols() || B.rows() != A.rows())
-    throw std::invalid_argument("accrete::linalg::posv: A is " + std::to_string(A.rows()) + " x " +
-                                std::to_string(A.cols()) + ", B has " + std::to_string(B.rows()) +
-                                " rows (A square, B with A's rows)");
+  detail::check_system(A, B, "posv");
   const auto da = A.descriptor(), db = B.descriptor();
   detail::same_grid(da, db, "posv");
   const int n = detail::fint(A.rows(), "n"), nrhs = detail::fint(B.cols(), "nrhs"), one = 1;
@@ -118,10 +122,7 @@ void posv(convergent_matrix<T>& A, convergent_matrix<T>& B) {
 template <class T>
 void gesv(convergent_matrix<T>& A, convergent_matrix<T>& B) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-  if (A.rows() != A.cols() || B.rows() != A.rows())
-    throw std::invalid_argument("accrete::linalg::gesv: A is " + std::to_string(A.rows()) + " x " +
-                                std::to_string(A.cols()) + ", B has " + std::to_string(B.rows()) +
-                                " rows (A square, B with A's rows)");
+  detail::check_system(A, B, "gesv");
   const auto da = A.descriptor(), db = B.descriptor();
   detail::same_grid(da, db, "gesv");
   const int n = detail::fint(A.rows(), "n"), nrhs = detail::fint(B.cols(), "nrhs"), one = 1;

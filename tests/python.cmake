@@ -1,0 +1,48 @@
+# The Python package (python/) through its front door: `pip install .` into a
+# virtual environment in the build directory (the python_venv fixture), then
+# the pytest suite under mpiexec -n 1..4 and with every process its own node,
+# and the Hessian example against the C++ demo's checksum. Open MPI uses
+# Debian's numpy, mpi4py and pytest (--system-site-packages); MPICH gets an
+# mpi4py built for it from PyPI (Debian's is built for Open MPI).
+option(ACCRETE_TEST_PYTHON "Test the Python package (needs python3-venv, network access to PyPI)" ON)
+if(NOT ACCRETE_TEST_PYTHON)
+  return()
+endif()
+find_program(ACCRETE_SYSTEM_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT ACCRETE_SYSTEM_PYTHON)
+  message(STATUS "accrete: no /usr/bin/python3; the Python package is not tested")
+  return()
+endif()
+set(_venv ${CMAKE_BINARY_DIR}/python-venv)
+set(_py ${_venv}/bin/python)
+if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
+  set(_venv_flags --system-site-packages)
+  set(_pre_install "true")
+else()
+  set(_venv_flags "")
+  set(_pre_install "MPICC=/usr/bin/mpicc.mpich ${_py} -m pip install -q --no-binary mpi4py mpi4py numpy pytest")
+endif()
+add_test(NAME python_install
+  COMMAND sh -c "set -e; [ -x ${_py} ] || ${ACCRETE_SYSTEM_PYTHON} -m venv ${_venv_flags} ${_venv}; \
+${_py} -c 'import mpi4py, numpy, pytest' 2>/dev/null || ${_pre_install}; \
+MPI=${ACCRETE_MPI_FLAVOR} ${_py} -m pip install -q --config-settings=build-dir=${CMAKE_BINARY_DIR}/python-build ${PROJECT_SOURCE_DIR}")
+set_tests_properties(python_install PROPERTIES FIXTURES_SETUP python_venv TIMEOUT 1200 LABELS python)
+
+function(accrete_add_python_run name np)
+  cmake_parse_arguments(A "" "" "ENV;ARGS;PASS" ${ARGN})
+  add_test(NAME ${name}
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${ACCRETE_MPIEXEC_PREFLAGS} ${_py} ${A_ARGS})
+  set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED python_venv TIMEOUT 600 PROCESSORS ${np}
+    ENVIRONMENT "${ACCRETE_MPI_ENV};OPENBLAS_NUM_THREADS=1;${A_ENV}" LABELS python WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  if(A_PASS)
+    set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${A_PASS}")
+  endif()
+endfunction()
+set(_pytest -m pytest -q -p no:cacheprovider --color=no ${PROJECT_SOURCE_DIR}/python/tests)
+foreach(np 1 2 3 4)
+  accrete_add_python_run(python_pytest.np${np} ${np} ARGS ${_pytest})
+endforeach()
+accrete_add_python_run(python_pytest.np3.node1 3 ARGS ${_pytest} ENV ACCRETE_NODE_SIZE=1)
+# The same workload as examples/hessian: the checksum is exact, the solve must succeed.
+accrete_add_python_run(python_hessian_example.np2 2 ARGS ${PROJECT_SOURCE_DIR}/python/examples/hessian.py --preset tiny
+  PASS "checksum [0-9.]+, expected [0-9.]+: OK.*residual.*: OK")
