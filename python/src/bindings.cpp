@@ -425,6 +425,26 @@ NB_MODULE(_accrete, m) {
   w.def("preset", [](const std::string& name) { return bench::hessian::preset(name); }, "name"_a);
   w.def("grid_shape", &bench::hessian::grid_shape, "P"_a);
   w.def("expected_checksum", &bench::hessian::expected_checksum, "prm"_a, "P"_a);
+  // Reuses its buffers like the C++ loop does: the returned arrays are views
+  // that the next make() overwrites (no allocation per update).
+  struct generator {
+    bench::hessian::params prm;
+    int p;
+    bench::hessian::update up;
+  };
+  nb::class_<generator>(w, "Generator")
+      .def(nb::init<bench::hessian::params, int>(), "prm"_a, "p"_a)
+      .def(
+          "make",
+          [](nb::handle self, std::int64_t u) {
+            generator& g = nb::cast<generator&>(self);
+            bench::hessian::make_update(g.prm, g.p, u, g.up);
+            const std::int64_t n = g.prm.n();
+            const std::size_t nx[1] = {std::size_t(n)};
+            return std::make_tuple(nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(g.up.ix.data(), 1, nx, self),
+                                   view_of<float>(g.up.B.data(), n, n, n, self));
+          },
+          "u"_a);
   w.def(
       "make_update",
       [](const bench::hessian::params& prm, int p, std::int64_t u) {
