@@ -29,8 +29,8 @@ endif()
 set(_installed ${_venv}/.accrete-installed)
 add_test(NAME python_install
   COMMAND sh -c "set -e; rm -f ${_installed}; \
-if ! ${ACCRETE_SYSTEM_PYTHON} -c \"import urllib.request; urllib.request.urlopen('https://pypi.org/simple/nanobind/', timeout=30)\" 2>/tmp/accrete-pypi-probe.txt; then \
-echo \"SKIPPED: PyPI is not reachable over verified TLS: $(tail -1 /tmp/accrete-pypi-probe.txt)\"; exit 77; fi; \
+if ! ${ACCRETE_SYSTEM_PYTHON} -c \"import urllib.request; urllib.request.urlopen('https://pypi.org/simple/nanobind/', timeout=30)\" 2>${CMAKE_BINARY_DIR}/pypi-probe.txt; then \
+echo \"SKIPPED: PyPI is not reachable over verified TLS: $(tail -1 ${CMAKE_BINARY_DIR}/pypi-probe.txt)\"; exit 77; fi; \
 [ -x ${_py} ] || ${ACCRETE_SYSTEM_PYTHON} -m venv ${_venv_flags} ${_venv}; \
 ${_py} -c 'import mpi4py, numpy, pytest' 2>/dev/null || ${_pre_install}; \
 MPI=${ACCRETE_MPI_FLAVOR} ${_py} -m pip install -q --config-settings=build-dir=${CMAKE_BINARY_DIR}/python-build ${PROJECT_SOURCE_DIR}; \

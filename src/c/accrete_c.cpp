@@ -337,11 +337,8 @@ accrete_status accrete_array_create_block(accrete_array* out, accrete_dtype dtyp
   return guarded(fn, [&] {
     require(out != nullptr, fn, "null output handle");
     *out = nullptr;
-    if (prows == 0 && pcols == 0) {
-      const process_grid g(world().mpi_comm());
-      prows = g.rows(), pcols = g.cols();
-    }
-    *out = make_array(dtype, fn, distribution::block(rows, cols, prows, pcols));
+    const process_grid g = make_grid(prows, pcols, fn);
+    *out = make_array(dtype, fn, distribution::block(rows, cols, g.rows(), g.cols()));
   });
 }
 
@@ -377,11 +374,8 @@ accrete_status accrete_array_create_element_cyclic(accrete_array* out, accrete_d
   return guarded(fn, [&] {
     require(out != nullptr, fn, "null output handle");
     *out = nullptr;
-    if (prows == 0 && pcols == 0) {
-      const process_grid g(world().mpi_comm());
-      prows = g.rows(), pcols = g.cols();
-    }
-    *out = make_array(dtype, fn, distribution::element_cyclic(rows, cols, prows, pcols));
+    const process_grid g = make_grid(prows, pcols, fn);
+    *out = make_array(dtype, fn, distribution::element_cyclic(rows, cols, g.rows(), g.cols()));
   });
 }
 
