@@ -75,10 +75,12 @@ struct result {
   double rss = 0;
 };
 
-// Runs the workload on a convergent_matrix with the given strategy.
-sample run_accrete(const hw::params& prm, const process_grid& grid, update_strategy s) {
+// Runs the workload on a convergent_matrix with the given strategy
+// (reproducible: convergent_matrix_options::reproducible).
+sample run_accrete(const hw::params& prm, const process_grid& grid, update_strategy s, bool reproducible = false) {
   convergent_matrix_options o;
   o.strategy = s;
+  o.reproducible = reproducible;
   convergent_matrix<float> H(prm.N, prm.N, grid, hw::MB, hw::NB, o);
   hw::update up;
   double gen = 0;
@@ -186,6 +188,8 @@ int main(int argc, char** argv) {
   std::vector<impl> impls;
   impls.push_back({"accrete_packets", [&] { return run_accrete(prm, grid, update_strategy::packets); }});
   impls.push_back({"accrete_alltoall", [&] { return run_accrete(prm, grid, update_strategy::alltoall); }});
+  impls.push_back(
+      {"accrete_packets_repro", [&] { return run_accrete(prm, grid, update_strategy::packets, true); }});
   std::vector<float> mat;
   auto baseline = [&](auto fn) {
     mat.assign(std::size_t(std::max<std::int64_t>(lay.ld, 1) * lay.cols), 0.0f);
@@ -324,11 +328,14 @@ int main(int argc, char** argv) {
        << ",\"best_mpi_baseline_over_packets\":" << ratio(best, pk)
        << ",\"mpi_accumulate_over_packets\":" << ratio(acc, pk)
        << ",\"mpi_alltoallv_over_packets\":" << ratio(a2a, pk)
-       << ",\"mpi_shared_memory_over_packets\":" << ratio(shm, pk) << "}}\n";
+       << ",\"mpi_shared_memory_over_packets\":" << ratio(shm, pk)
+       << ",\"packets_repro_over_packets\":" << ratio(median_T("accrete_packets_repro"), pk) << "}}\n";
     if (pk > 0)
       std::printf("summary: packets / physical bound %.2f, / local-apply ref %.2f; best MPI baseline / packets %.2f%s\n",
                   ratio(pk, phys_T), ratio(pk, ref_T), ratio(best, pk),
                   shm > 0 ? (", shared-memory baseline / packets " + std::to_string(ratio(shm, pk))).c_str() : "");
+    if (pk > 0 && median_T("accrete_packets_repro") > 0)
+      std::printf("summary: reproducible packets / packets %.2f\n", ratio(median_T("accrete_packets_repro"), pk));
     std::printf("RSS: peak resident set per process while that implementation ran (max over processes and reps)\n");
     if (!json.empty()) {
       FILE* f = std::fopen(json.c_str(), "w");

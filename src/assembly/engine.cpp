@@ -50,23 +50,29 @@ std::mutex& engine_mutex() {
 
 std::mutex& assembly_engine::lock() const noexcept { return engine_mutex(); }
 
-assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply)
-    : shape_(shape), apply_(apply), exchange_(make_exchange(shape.strategy)) {
+assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply, fold_kernel fold)
+    : shape_(shape), apply_(apply), fold_(fold), exchange_(make_exchange(shape.strategy)) {
   const int np = world_size();
   // Part -> world rank, and every part's leading dimension (origins write
   // into node peers' storage).
-  // One collective: [w * 3 + 0] part, [+ 1] lld, [+ 2] storage bytes of rank w.
-  const std::int64_t mine[3] = {shape_.my_part, shape_.lld, std::int64_t(shape_.storage_bytes)};
+  // One collective: [w * 4 + 0] part, [+ 1] lld, [+ 2] storage bytes,
+  // [+ 3] accumulator offset of rank w.
+  const std::int64_t mine[4] = {shape_.my_part, shape_.lld, std::int64_t(shape_.storage_bytes),
+                                std::int64_t(shape_.acc_offset)};
   const auto all = world_allgather(mine);
   world_of_.assign(np, -1);
   for (int w = 0; w < np; ++w) {
-    const std::int64_t p = all[3 * std::size_t(w)];
+    const std::int64_t p = all[4 * std::size_t(w)];
     if (p < 0 || p >= np || world_of_[p] != -1)
       throw error(std::string(shape_.name) + ": part numbers do not cover every process once");  // same everywhere
     world_of_[p] = w;
   }
   lld_of_.resize(np);
-  for (int p = 0; p < np; ++p) lld_of_[p] = all[3 * std::size_t(world_of_[p]) + 1];
+  acc_of_.resize(np);
+  for (int p = 0; p < np; ++p) {
+    lld_of_[p] = all[4 * std::size_t(world_of_[p]) + 1];
+    acc_of_[p] = std::size_t(all[4 * std::size_t(world_of_[p]) + 3]);
+  }
 
   block_ = shared_block(shape_.storage_bytes);
   std::memset(block_.local(), 0, block_.local_bytes());
@@ -76,7 +82,7 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
   volatile std::byte sink{};
   for (int w = 0; w < np; ++w)
     if (std::byte* base = block_.peer(w); base && w != world_rank())
-      for (std::size_t off = 0; off < std::size_t(all[3 * std::size_t(w) + 2]); off += 4096) sink = base[off];
+      for (std::size_t off = 0; off < std::size_t(all[4 * std::size_t(w) + 2]); off += 4096) sink = base[off];
   (void)sink;
   outbox_.resize(np);
   sent_msgs_.assign(np, 0);
@@ -263,6 +269,18 @@ void assembly_engine::commit() {
   }
   wait(b, start, "commit");
   block_.sync();
+  if (shape_.reproducible) {
+    // Every contribution of the round is in the accumulators now; round
+    // them into the elements before any commit returns (a process leaving
+    // commit may read a peer's elements at once).
+    fold_(*this);
+    {
+      std::lock_guard<std::mutex> g(lock());
+      b = world_ibarrier();
+    }
+    wait(b, start, "commit");
+    block_.sync();
+  }
 }
 
 void assembly_engine::reset() {

@@ -12,6 +12,7 @@
 #include "accrete/detail/packet_format.hpp"
 #include "assembly/common.hpp"
 #include "assembly/exchange.hpp"
+#include "assembly/repro.hpp"
 
 namespace accrete::detail {
 
@@ -35,6 +36,26 @@ inline void make_runs(const std::int32_t* loc, const std::int32_t* pos, std::int
 template <class T>
 inline void add_run(T* __restrict dst, const T* __restrict src, std::int32_t len) {
   for (std::int32_t k = 0; k < len; ++k) dst[k] += src[k];
+}
+template <class T>
+inline void add_run(repro_acc* __restrict dst, const T* __restrict src, std::int32_t len) {
+  for (std::int32_t k = 0; k < len; ++k) repro_add(dst[k], double(src[k]));
+}
+inline void add_one(auto& dst, auto v) { dst += v; }
+template <class T>
+inline void add_one(repro_acc& dst, T v) {
+  repro_add(dst, double(v));
+}
+
+// Where a part's contributions go: its elements, or (reproducible assembly)
+// its accumulators, which have the same column-major layout.
+// (Only real floating types assemble reproducibly: the typed layers never
+// set `reproducible` for the others.)
+template <class T, class F>
+void with_sink(const assembly_engine& e, int part, std::byte* storage, F&& body) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    if (e.shape().reproducible) return body(reinterpret_cast<repro_acc*>(storage + e.acc_offset_of(part)));
+  body(reinterpret_cast<T*>(storage));
 }
 
 // Busy stripes are skipped and retried later, so a preempted lock holder
@@ -80,16 +101,37 @@ template <class T>
 void apply_packet(assembly_engine& e, const packet_view& v) {
   thread_local std::vector<index_run> runs;
   make_runs(v.lrow, nullptr, v.nr, runs);
-  T* data = reinterpret_cast<T*>(e.storage());
   const std::int64_t lld = e.shape().lld;
   const T* vals = reinterpret_cast<const T*>(v.values);
-  e.with_stripes(e.shape().my_part, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
-    for (std::int32_t c = c0; c < c1; ++c) {
-      T* dst = data + std::int64_t(v.lcol[c]) * lld;
-      const T* src = vals + std::int64_t(c) * v.nr;
-      for (auto& ru : runs) add_run(dst + v.lrow[ru.first], src + ru.first, ru.len);
-    }
+  const int me = e.shape().my_part;
+  with_sink<T>(e, me, e.storage(), [&](auto* data) {
+    e.with_stripes(me, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
+      for (std::int32_t c = c0; c < c1; ++c) {
+        auto* dst = data + std::int64_t(v.lcol[c]) * lld;
+        const T* src = vals + std::int64_t(c) * v.nr;
+        for (auto& ru : runs) add_run(dst + v.lrow[ru.first], src + ru.first, ru.len);
+      }
+    });
   });
+}
+
+/// The reproducible fold: every accumulator that received a contribution
+/// this round takes the element's value as one more contribution and is
+/// rounded into it once; then it is cleared for the next round.
+template <class T>
+void fold_accumulators(assembly_engine& e) {
+  const auto& s = e.shape();
+  T* data = reinterpret_cast<T*>(e.storage());
+  auto* acc = reinterpret_cast<repro_acc*>(e.storage() + s.acc_offset);
+  for (std::int64_t c = 0; c < s.lcols; ++c)
+    for (std::int64_t r = 0; r < s.lrows; ++r) {
+      repro_acc& a = acc[c * s.lld + r];
+      if (repro_empty(a)) continue;
+      T& x = data[c * s.lld + r];
+      repro_add(a, double(x));
+      x = repro_round<T>(a);
+      a = repro_acc{};
+    }
 }
 
 template <class T>
@@ -131,19 +173,20 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
       continue;
     }
     const auto p = piece(target);
-    T* data = reinterpret_cast<T*>(peer);
     const std::int64_t tld = lld_of_[target];
     make_runs(p.rloc, colmaj ? p.rpos : nullptr, p.nr, runs);
-    with_stripes(target, p.cloc, p.nc, [&](std::int32_t c0, std::int32_t c1) {
-      for (std::int32_t c = c0; c < c1; ++c) {
-        T* dst = data + std::int64_t(p.cloc[c]) * tld;
-        const T* src = block + std::int64_t(p.cpos[c]) * cs;
-        if (colmaj) {
-          for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
-        } else {
-          for (std::int32_t r = 0; r < p.nr; ++r) dst[p.rloc[r]] += src[std::int64_t(p.rpos[r]) * rs];
+    with_sink<T>(*this, target, peer, [&](auto* data) {
+      with_stripes(target, p.cloc, p.nc, [&](std::int32_t c0, std::int32_t c1) {
+        for (std::int32_t c = c0; c < c1; ++c) {
+          auto* dst = data + std::int64_t(p.cloc[c]) * tld;
+          const T* src = block + std::int64_t(p.cpos[c]) * cs;
+          if (colmaj) {
+            for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
+          } else {
+            for (std::int32_t r = 0; r < p.nr; ++r) add_one(dst[p.rloc[r]], src[std::int64_t(p.rpos[r]) * rs]);
+          }
         }
-      }
+      });
     });
     ++direct;
   }

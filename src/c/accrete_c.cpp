@@ -229,6 +229,7 @@ accrete_status accrete_matrix_default_options(accrete_matrix_options* o) {
     o->coalesce_bytes = static_cast<std::int64_t>(d.coalesce_bytes);
     o->lld = d.lld;
     o->seed = d.seed;
+    o->reproducible = d.reproducible ? 1 : 0;
   });
 }
 
@@ -249,6 +250,7 @@ accrete_status accrete_matrix_create(accrete_matrix* out, accrete_dtype dtype, i
       opt.coalesce_bytes = static_cast<std::size_t>(o->coalesce_bytes);
       opt.lld = o->lld;
       opt.seed = o->seed;
+      opt.reproducible = o->reproducible != 0;
     }
     require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE, fn,
             "dtype = " + std::to_string(int(dtype)) + ": a convergent_matrix holds ACCRETE_FLOAT or ACCRETE_DOUBLE");

@@ -99,6 +99,7 @@ typedef struct accrete_matrix_options {
   int64_t coalesce_bytes;  /* a remote target's buffer is sent at this size */
   int64_t lld;             /* local leading dimension; 0: max(1, local rows) */
   uint64_t seed;           /* order in which targets are visited */
+  int reproducible;        /* nonzero: bitwise-reproducible assembly (docs/semantics.md) */
 } accrete_matrix_options;
 
 /* Fills *opts with the defaults (those of convergent_matrix_options). */

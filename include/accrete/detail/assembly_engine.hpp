@@ -54,18 +54,26 @@ struct assembly_shape {
   update_strategy strategy = update_strategy::packets;
   std::size_t buffer_cap = 0, coalesce_bytes = 0;
   std::uint64_t seed = 0;
+  // Reproducible assembly (src/assembly/repro.hpp): contributions go to
+  // exact accumulators placed acc_offset bytes into every part's storage
+  // and are rounded into the elements by the fold kernel at commit.
+  bool reproducible = false;
+  std::size_t acc_offset = 0;
 };
 
 class assembly_engine {
  public:
   /// Adds one received packet to this process's part (the typed kernel).
   using apply_kernel = void (*)(assembly_engine&, const packet_view&);
+  /// Rounds this process's accumulators into its elements and clears them
+  /// (reproducible assembly only).
+  using fold_kernel = void (*)(assembly_engine&);
   /// Bytes in front of each part: stripe locks, the epoch and open-round words.
   static constexpr std::int64_t nlocks = 64;
   static constexpr std::size_t header_bytes = 64 * nlocks + 64;
 
   /// Collective over the world (every process is a part owner).
-  assembly_engine(const assembly_shape& shape, apply_kernel apply);
+  assembly_engine(const assembly_shape& shape, apply_kernel apply, fold_kernel fold = nullptr);
   assembly_engine(const assembly_engine&) = delete;
   assembly_engine& operator=(const assembly_engine&) = delete;
   /// Collective (a barrier: peers may still be reading or applying).
@@ -108,6 +116,8 @@ class assembly_engine {
   /// World rank that owns a part, and that part's leading dimension.
   int world_of(int part) const noexcept { return world_of_[part]; }
   std::int64_t lld_of(int part) const noexcept { return lld_of_[part]; }
+  /// Offset of a part's accumulators from its element storage.
+  std::size_t acc_offset_of(int part) const noexcept { return acc_of_[part]; }
   const assembly_shape& shape() const noexcept { return shape_; }
 
   // ---- for the kernels and strategies (src/assembly/) ------------------------------
@@ -157,9 +167,11 @@ class assembly_engine {
 
   assembly_shape shape_;
   apply_kernel apply_;
+  fold_kernel fold_;
   std::unique_ptr<exchange> exchange_;
   std::vector<int> world_of_;         // part -> world rank
   std::vector<std::int64_t> lld_of_;  // part -> its leading dimension
+  std::vector<std::size_t> acc_of_;   // part -> its accumulators' offset (reproducible)
   shared_block block_;
   std::uint32_t id_ = 0;
   // Rounds (docs/semantics.md): round_ counts the commits this process has

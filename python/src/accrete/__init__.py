@@ -122,15 +122,21 @@ class ConvergentMatrix:
     mb x nb blocks, assembled by asynchronous indexed-slice += updates.
 
     Matrices with the same grid share one BLACS context, so accrete.linalg
-    can combine them."""
+    can combine them.
+
+    reproducible=True: the committed matrix is bitwise identical for the
+    same multiset of updates, whatever P, grid, blocks, strategy, threads
+    or arrival order (40 extra bytes per local element; docs/semantics.md,
+    "Reproducible assembly")."""
 
     def __init__(self, m: int, n: int, dtype=np.float64, grid: Optional[Tuple[int, int]] = None,
-                 block: Tuple[int, int] = (64, 64), strategy: str = "packets", buffer_cap: int = 64 << 20):
+                 block: Tuple[int, int] = (64, 64), strategy: str = "packets", buffer_cap: int = 64 << 20,
+                 reproducible: bool = False):
         cls = _typed(_MATRIX_TYPES, dtype, "ConvergentMatrix")
         key = tuple(grid) if grid is not None else (0, 0)
         if key not in _grids:
             _grids[key] = _accrete.Grid(*key)
-        self._m = cls(m, n, _grids[key], block[0], block[1], strategy, buffer_cap)
+        self._m = cls(m, n, _grids[key], block[0], block[1], strategy, buffer_cap, bool(reproducible))
         self.dtype = np.dtype(dtype)
 
     shape = property(lambda self: self._m.shape)

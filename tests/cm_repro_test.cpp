@@ -1,0 +1,299 @@
+// Reproducible assembly (convergent_matrix_options::reproducible, issue 13):
+//  - the accumulator itself: exact sums, ties to even, subnormals, float,
+//    non-finite values, every order of the same contributions;
+//  - exactness: random contributions spanning 30 orders of magnitude, each
+//    also issued negated (by another process, in another order), plus one
+//    payload per element: the committed matrix is exactly the payload;
+//  - bitwise identity of the saved file across grid shapes, block sizes,
+//    strategies, issuing processes, shuffled orders and threads in this
+//    run; across P and node sizes, every run writes its file into
+//    $ACCRETE_REPRO_DIR and cm_repro_compare checks they are all the same.
+// White-box for the accumulator: reaches into src/assembly/.
+#define ACCRETE_INTERNAL_INCLUDE
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "accrete/accrete.hpp"
+#include "accrete/matrix/convergent_matrix.hpp"
+#include "assembly/repro.hpp"
+
+using namespace accrete;
+using detail::repro_acc;
+
+namespace {
+
+template <class T>
+T sum_repro(const std::vector<double>& xs) {
+  repro_acc a{};
+  for (double x : xs) detail::repro_add(a, x);
+  return detail::repro_round<T>(a);
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// A sign, a mantissa in [1, 2) and a power of ten in [lo, hi].
+double spread(std::mt19937_64& g, int lo, int hi) {
+  const double mant = 1.0 + double(g() >> 11) * 0x1p-53;
+  const int e = lo + int(g() % std::uint64_t(hi - lo + 1));
+  return (g() & 1 ? -1.0 : 1.0) * mant * std::pow(10.0, e);
+}
+
+TEST(Accumulator, SingleValuesRoundTrip) {
+  std::mt19937_64 g(1);
+  std::vector<double> xs = {1.0, -1.0, 0x1p-1074, -0x1p-1074, 0x1.fffffffffffffp+1023, 0x1p-1022, 0x1.8p-1060};
+  for (int i = 0; i < 2000; ++i) xs.push_back(spread(g, -300, 300));
+  for (double x : xs) {
+    EXPECT_TRUE(same_bits(sum_repro<double>({x}), x)) << x;
+    EXPECT_EQ(sum_repro<float>({double(float(x))}), float(x)) << x;
+  }
+}
+
+TEST(Accumulator, ExactSumsAndTiesToEven) {
+  // Left-to-right double sums lose these; the exact sum rounded once does not.
+  EXPECT_EQ(sum_repro<double>({1.0, 0x1p-53, 0x1p-53}), 1.0 + 0x1p-52);
+  EXPECT_EQ(sum_repro<double>({1.0, 0x1p-53}), 1.0);                         // tie, to even
+  EXPECT_EQ(sum_repro<double>({1.0 + 0x1p-52, 0x1p-53}), 1.0 + 0x1p-51);     // tie, to even (up)
+  EXPECT_EQ(sum_repro<double>({1.0, 0x1p-53, 0x1p-100}), 1.0 + 0x1p-52);     // above the tie
+  EXPECT_EQ(sum_repro<double>({1.0, -0x1p-54, -0x1p-100}), 1.0 - 0x1p-53);   // negative remainder
+  EXPECT_EQ(sum_repro<float>({16777216.0, 1.0, 1.0}), 16777218.0f);           // 2^24 + 2 in float
+  EXPECT_EQ(sum_repro<double>({1e15, 1.0, -1e15}), 1.0);
+  EXPECT_EQ(sum_repro<double>({-3.0, 1.0}), -2.0);
+  EXPECT_EQ(sum_repro<double>({0x1p-1074, 0x1p-1074}), 0x1p-1073);          // subnormals add exactly
+  // float's smallest subnormal is 2^-149: 1.5 of it is a tie (to even, 2),
+  // half of it a tie (to even, 0).
+  EXPECT_EQ(sum_repro<float>({0x1p-150, 0x1p-150, 0x1p-150}), 0x1p-148f);
+  EXPECT_EQ(sum_repro<float>({0x1p-150, 0x1p-150}), 0x1p-149f);
+  EXPECT_EQ(sum_repro<float>({0x1p-150}), 0.0f);
+  EXPECT_EQ(sum_repro<double>({0x1.fffffffffffffp+1023, 0x1p+970}), INFINITY);  // overflow rounds to inf
+  EXPECT_TRUE(std::signbit(sum_repro<double>({-0x1p-1074, -0x1p-1074})));
+  // The window is 128 bits below the largest bin: 1 is 997 bits below 1e300.
+  EXPECT_EQ(sum_repro<double>({1e300, 1.0, -1e300}), 0.0);
+}
+
+TEST(Accumulator, NonFinite) {
+  EXPECT_EQ(sum_repro<double>({1.0, INFINITY}), INFINITY);
+  EXPECT_EQ(sum_repro<double>({-INFINITY, 5.0}), -INFINITY);
+  EXPECT_TRUE(std::isnan(sum_repro<double>({INFINITY, -INFINITY})));
+  EXPECT_TRUE(std::isnan(sum_repro<double>({1.0, NAN})));
+}
+
+TEST(Accumulator, EveryOrderGivesTheSameBits) {
+  std::mt19937_64 g(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<double> xs;
+    const int n = 2 + int(g() % 40);
+    for (int i = 0; i < n; ++i) xs.push_back(spread(g, -15, 15));
+    if (trial % 3 == 0) xs.push_back(-xs[0]);  // cancellation of the largest
+    const double first = sum_repro<double>(xs);
+    for (int s = 0; s < 10; ++s) {
+      std::shuffle(xs.begin(), xs.end(), g);
+      ASSERT_TRUE(same_bits(sum_repro<double>(xs), first));
+    }
+  }
+}
+
+TEST(Accumulator, FastRoundingMatchesTheGeneralPath) {
+  // repro_round converts through __int128; repro_round_exact rounds by hand.
+  std::mt19937_64 g(11);
+  for (int trial = 0; trial < 20000; ++trial) {
+    repro_acc a{};
+    const int n = 1 + int(g() % 6);
+    const int lo = trial % 4 == 0 ? -320 : -15, hi = trial % 4 == 0 ? -290 : 15;  // some subnormal floats
+    for (int i = 0; i < n; ++i) detail::repro_add(a, trial % 7 == 0 ? double(float(spread(g, -40, -38))) : spread(g, lo, hi));
+    const double d = detail::repro_round<double>(a), de = detail::repro_round_exact<double>(a);
+    const float f = detail::repro_round<float>(a), fe = detail::repro_round_exact<float>(a);
+    ASSERT_TRUE(same_bits(d, de)) << d << " vs " << de;
+    ASSERT_EQ(std::memcmp(&f, &fe, sizeof f), 0) << f << " vs " << fe;
+  }
+}
+
+// ---- the matrix -------------------------------------------------------------------
+
+constexpr std::int64_t M = 37, N = 29;
+
+struct update_rec {
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> vals;  // column-major rows.size() x cols.size()
+};
+
+// The same list on every process whatever P: indices may repeat.
+std::vector<update_rec> make_updates(std::uint64_t seed, int count) {
+  std::mt19937_64 g(seed);
+  std::vector<update_rec> us(static_cast<std::size_t>(count));
+  for (auto& u : us) {
+    const int nr = 1 + int(g() % 9), nc = 1 + int(g() % 7);
+    for (int i = 0; i < nr; ++i) u.rows.push_back(std::int64_t(g() % M));
+    for (int j = 0; j < nc; ++j) u.cols.push_back(std::int64_t(g() % N));
+    for (int k = 0; k < nr * nc; ++k) u.vals.push_back(spread(g, -15, 15));
+  }
+  return us;
+}
+
+struct config {
+  int pr, pc;
+  std::int64_t mb, nb;
+  update_strategy strategy;
+  std::uint64_t deal;  // which process issues which update, and in what order
+  int threads;
+};
+
+std::string saved_path(const std::string& tag) {
+  const char* dir = std::getenv("ACCRETE_REPRO_DIR");
+  return std::string(dir && *dir ? dir : ".") + "/" + tag;
+}
+
+std::vector<char> file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// Issues `us` (and, if `negate`, every update again negated by another
+// process in another order) on a reproducible matrix built per `c`.
+template <class T>
+void issue(convergent_matrix<T>& A, const std::vector<update_rec>& us, const config& c, bool negate) {
+  const int P = rank_n(), me = rank_me();
+  struct job {
+    std::size_t u;
+    bool neg;
+  };
+  std::vector<job> mine;
+  for (std::size_t u = 0; u < us.size(); ++u) {
+    if ((u * 2654435761u + c.deal) % std::uint64_t(P) == std::uint64_t(me)) mine.push_back({u, false});
+    if (negate && (u * 40503u + c.deal + 1) % std::uint64_t(P) == std::uint64_t(me)) mine.push_back({u, true});
+  }
+  std::mt19937_64 g(c.deal * 1000 + std::uint64_t(me));
+  std::shuffle(mine.begin(), mine.end(), g);
+  auto run = [&](int t) {
+    std::vector<T> v;
+    for (std::size_t k = std::size_t(t); k < mine.size(); k += std::size_t(c.threads)) {
+      const update_rec& u = us[mine[k].u];
+      v.assign(u.vals.begin(), u.vals.end());
+      if (mine[k].neg)
+        for (auto& x : v) x = -x;
+      A.update(v.data(), std::int64_t(u.rows.size()), u.rows, u.cols);
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int t = 1; t < c.threads; ++t) ts.emplace_back(run, t);
+  run(0);
+  for (auto& t : ts) t.join();
+}
+
+std::vector<config> configs() {
+  const int P = rank_n();
+  std::vector<config> cs;
+  std::vector<std::pair<int, int>> grids;
+  for (int pr = 1; pr <= P; ++pr)
+    if (P % pr == 0) grids.push_back({pr, P / pr});
+  std::uint64_t deal = 1;
+  for (auto [pr, pc] : grids) {
+    cs.push_back({pr, pc, 4, 3, update_strategy::packets, deal++, 1});
+    cs.push_back({pr, pc, 64, 64, update_strategy::alltoall, deal++, 1});
+  }
+  cs.push_back({grids.back().first, grids.back().second, 5, 7, update_strategy::packets, deal++, 3});
+  cs.push_back({grids.front().first, grids.front().second, 1, 2, update_strategy::packets, deal++, 2});
+  return cs;
+}
+
+template <class T>
+convergent_matrix<T> make_matrix(const config& c) {
+  convergent_matrix_options o;
+  o.reproducible = true;
+  o.strategy = c.strategy;
+  o.buffer_cap = 4 << 10;  // small: packets travel while updating
+  o.coalesce_bytes = 512;
+  return convergent_matrix<T>(M, N, process_grid(world().mpi_comm(), c.pr, c.pc), c.mb, c.nb, o);
+}
+
+TEST(Reproducible, PairedContributionsCancelExactly) {
+  // Payloads within 2^20..2^40 keep every bit inside the window below the
+  // largest contribution (< 2^51), so the exact sum is the payload itself.
+  const auto us = make_updates(42, 120);
+  std::mt19937_64 g(99);
+  std::vector<double> payload(std::size_t(M * N));
+  for (auto& x : payload) x = (g() & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + double(g() >> 11) * 0x1p-53, 20 + int(g() % 21));
+  std::vector<std::int64_t> all_r(M), all_c(N);
+  for (std::int64_t i = 0; i < M; ++i) all_r[std::size_t(i)] = i;
+  for (std::int64_t j = 0; j < N; ++j) all_c[std::size_t(j)] = j;
+  for (const config& c : configs()) {
+    auto A = make_matrix<double>(c);
+    issue(A, us, c, true);
+    if (rank_me() == int(c.deal % std::uint64_t(rank_n()))) A.update(payload.data(), M, all_r, all_c);
+    A.commit();
+    std::int64_t wrong = 0;
+    for (std::int64_t j = 0; j < N; ++j)
+      for (std::int64_t i = rank_me(); i < M; i += rank_n())
+        wrong += !same_bits(A.get(i, j), payload[std::size_t(i + j * M)]);
+    EXPECT_EQ(wrong, 0) << "grid " << c.pr << "x" << c.pc << " blocks " << c.mb << "x" << c.nb;
+  }
+}
+
+template <class T>
+void identical_files(const char* type) {
+  const auto us = make_updates(7, 150);
+  std::vector<char> first;
+  for (const config& c : configs()) {
+    auto A = make_matrix<T>(c);
+    issue(A, us, c, false);
+    A.commit();
+    // A second round on top of the first: the committed values are one
+    // more contribution.
+    issue(A, us, {c.pr, c.pc, c.mb, c.nb, c.strategy, c.deal + 17, c.threads}, false);
+    A.commit();
+    const std::string path = saved_path(std::string("cm_repro_") + type + "_tmp.bin");
+    A.save(path);
+    barrier();
+    if (rank_me() == 0) {
+      auto bytes = file_bytes(path);
+      ASSERT_EQ(bytes.size(), std::size_t(M * N) * sizeof(T));
+      if (first.empty())
+        first = bytes;
+      else
+        EXPECT_TRUE(bytes == first) << type << ": grid " << c.pr << "x" << c.pc << " blocks " << c.mb << "x"
+                                    << c.nb << " threads " << c.threads << " differs from the first configuration";
+    }
+    barrier();
+  }
+  // For cm_repro_compare: the same bytes from every P and node size.
+  if (rank_me() == 0) {
+    const char* ns = std::getenv("ACCRETE_NODE_SIZE");
+    const std::string path = saved_path(std::string("cm_repro_") + type + "_np" + std::to_string(rank_n()) +
+                                        "_node" + (ns ? ns : "0") + ".bin");
+    std::ofstream(path, std::ios::binary).write(first.data(), std::streamsize(first.size()));
+  }
+}
+
+TEST(Reproducible, SameBytesEveryConfigurationDouble) { identical_files<double>("f64"); }
+TEST(Reproducible, SameBytesEveryConfigurationFloat) { identical_files<float>("f32"); }
+
+TEST(Reproducible, LocalValuesAndResetAndLoad) {
+  const config c{1, rank_n(), 4, 4, update_strategy::packets, 3, 1};
+  auto A = make_matrix<double>(c);
+  // A value written through local() before the round is one contribution.
+  for (std::int64_t k = 0; k < A.local_cols() * A.lld(); ++k) A.local()[k] = 1.0;
+  if (rank_me() == 0) {
+    A.update(0x1p-53, 0, 0);
+    A.update(0x1p-53, 0, 0);
+  }
+  A.commit();
+  EXPECT_EQ(A.get(0, 0), 1.0 + 0x1p-52);
+  EXPECT_EQ(A.get(M - 1, N - 1), 1.0);  // untouched elements keep their value
+  A.reset();
+  EXPECT_EQ(A.get(0, 0), 0.0);
+  if (rank_me() == 0) A.update(2.5, 3, 4);
+  A.commit();
+  EXPECT_EQ(A.get(3, 4), 2.5);
+  EXPECT_EQ(A.get(0, 0), 0.0);
+}
+
+}  // namespace
