@@ -55,24 +55,18 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
   const int np = world_size();
   // Part -> world rank, and every part's leading dimension (origins write
   // into node peers' storage).
-  // One collective: [w * 4 + 0] part, [+ 1] lld, [+ 2] storage bytes,
-  // [+ 3] accumulator offset of rank w.
-  const std::int64_t mine[4] = {shape_.my_part, shape_.lld, std::int64_t(shape_.storage_bytes),
-                                std::int64_t(shape_.acc_offset)};
+  // One collective: [w * 3 + 0] part, [+ 1] lld, [+ 2] storage bytes of rank w.
+  const std::int64_t mine[3] = {shape_.my_part, shape_.lld, std::int64_t(shape_.storage_bytes)};
   const auto all = world_allgather(mine);
   world_of_.assign(np, -1);
   for (int w = 0; w < np; ++w) {
-    const std::int64_t p = all[4 * std::size_t(w)];
+    const std::int64_t p = all[3 * std::size_t(w)];
     if (p < 0 || p >= np || world_of_[p] != -1)
       throw error(std::string(shape_.name) + ": part numbers do not cover every process once");  // same everywhere
     world_of_[p] = w;
   }
   lld_of_.resize(np);
-  acc_of_.resize(np);
-  for (int p = 0; p < np; ++p) {
-    lld_of_[p] = all[4 * std::size_t(world_of_[p]) + 1];
-    acc_of_[p] = std::size_t(all[4 * std::size_t(world_of_[p]) + 3]);
-  }
+  for (int p = 0; p < np; ++p) lld_of_[p] = all[3 * std::size_t(world_of_[p]) + 1];
 
   block_ = shared_block(shape_.storage_bytes);
   std::memset(block_.local(), 0, block_.local_bytes());
@@ -82,7 +76,7 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
   volatile std::byte sink{};
   for (int w = 0; w < np; ++w)
     if (std::byte* base = block_.peer(w); base && w != world_rank())
-      for (std::size_t off = 0; off < std::size_t(all[4 * std::size_t(w) + 2]); off += 4096) sink = base[off];
+      for (std::size_t off = 0; off < std::size_t(all[3 * std::size_t(w) + 2]); off += 4096) sink = base[off];
   (void)sink;
   outbox_.resize(np);
   sent_msgs_.assign(np, 0);
@@ -161,6 +155,11 @@ void assembly_engine::receive(int source, std::uint32_t round, std::span<const s
     throw error(std::string(shape_.name) + ": message of round " + std::to_string(round) + " from rank " +
                 std::to_string(source) + " arrived in round " + std::to_string(open) + " (corrupt message?)");
   held_.push_back({source, round, std::vector<std::byte>(packets.begin(), packets.end())});
+}
+
+void assembly_engine::log_spills(std::span<const spill> s) {
+  std::lock_guard<std::mutex> g(spill_lock_);
+  spills_.insert(spills_.end(), s.begin(), s.end());
 }
 
 void assembly_engine::apply_packets(std::span<const std::byte> p) {
@@ -270,9 +269,9 @@ void assembly_engine::commit() {
   wait(b, start, "commit");
   block_.sync();
   if (shape_.reproducible) {
-    // Every contribution of the round is in the accumulators now; round
-    // them into the elements before any commit returns (a process leaving
-    // commit may read a peer's elements at once).
+    // Every contribution of the round is in the elements or the log now;
+    // settle the log before any commit returns (a process leaving commit
+    // may read a peer's elements at once).
     fold_(*this);
     {
       std::lock_guard<std::mutex> g(lock());

@@ -37,27 +37,6 @@ template <class T>
 inline void add_run(T* __restrict dst, const T* __restrict src, std::int32_t len) {
   for (std::int32_t k = 0; k < len; ++k) dst[k] += src[k];
 }
-template <class T>
-inline void add_run(repro_acc* __restrict dst, const T* __restrict src, std::int32_t len) {
-  for (std::int32_t k = 0; k < len; ++k) repro_add(dst[k], double(src[k]));
-}
-inline void add_one(auto& dst, auto v) { dst += v; }
-template <class T>
-inline void add_one(repro_acc& dst, T v) {
-  repro_add(dst, double(v));
-}
-
-// Where a part's contributions go: its elements, or (reproducible assembly)
-// its accumulators, which have the same column-major layout.
-// (Only real floating types assemble reproducibly: the typed layers never
-// set `reproducible` for the others.)
-template <class T, class F>
-void with_sink(const assembly_engine& e, int part, std::byte* storage, F&& body) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-    if (e.shape().reproducible) return body(reinterpret_cast<repro_acc*>(storage + e.acc_offset_of(part)));
-  body(reinterpret_cast<T*>(storage));
-}
-
 // Busy stripes are skipped and retried later, so a preempted lock holder
 // (oversubscribed nodes) does not stall the caller.
 template <class F>
@@ -101,37 +80,58 @@ template <class T>
 void apply_packet(assembly_engine& e, const packet_view& v) {
   thread_local std::vector<index_run> runs;
   make_runs(v.lrow, nullptr, v.nr, runs);
+  T* data = reinterpret_cast<T*>(e.storage());
   const std::int64_t lld = e.shape().lld;
   const T* vals = reinterpret_cast<const T*>(v.values);
-  const int me = e.shape().my_part;
-  with_sink<T>(e, me, e.storage(), [&](auto* data) {
-    e.with_stripes(me, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
-      for (std::int32_t c = c0; c < c1; ++c) {
-        auto* dst = data + std::int64_t(v.lcol[c]) * lld;
-        const T* src = vals + std::int64_t(c) * v.nr;
-        for (auto& ru : runs) add_run(dst + v.lrow[ru.first], src + ru.first, ru.len);
-      }
-    });
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (e.shape().reproducible) {
+      // Add where exact, log the rest (src/assembly/repro.hpp).
+      thread_local std::vector<assembly_engine::spill> spilled;
+      spilled.clear();
+      e.with_stripes(e.shape().my_part, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
+        for (std::int32_t c = c0; c < c1; ++c) {
+          const std::int64_t col = std::int64_t(v.lcol[c]) * lld;
+          const T* src = vals + std::int64_t(c) * v.nr;
+          for (auto& ru : runs) {
+            const std::int64_t at = col + v.lrow[ru.first];
+            add_run_exact(data + at, src + ru.first, ru.len,
+                          [&](std::int32_t k) { spilled.push_back({at + k, double(src[ru.first + k])}); });
+          }
+        }
+      });
+      if (!spilled.empty()) e.log_spills(spilled);
+      return;
+    }
+  }
+  e.with_stripes(e.shape().my_part, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
+    for (std::int32_t c = c0; c < c1; ++c) {
+      T* dst = data + std::int64_t(v.lcol[c]) * lld;
+      const T* src = vals + std::int64_t(c) * v.nr;
+      for (auto& ru : runs) add_run(dst + v.lrow[ru.first], src + ru.first, ru.len);
+    }
   });
 }
 
-/// The reproducible fold: every accumulator that received a contribution
-/// this round takes the element's value as one more contribution and is
-/// rounded into it once; then it is cleared for the next round.
+/// The reproducible fold: each logged element's value and its logged
+/// contributions are summed exactly and rounded once; then the log is
+/// cleared for the next round.
 template <class T>
 void fold_accumulators(assembly_engine& e) {
-  const auto& s = e.shape();
+  auto& log = e.spills();
+  if (log.empty()) return;
+  std::sort(log.begin(), log.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
   T* data = reinterpret_cast<T*>(e.storage());
-  auto* acc = reinterpret_cast<repro_acc*>(e.storage() + s.acc_offset);
-  for (std::int64_t c = 0; c < s.lcols; ++c)
-    for (std::int64_t r = 0; r < s.lrows; ++r) {
-      repro_acc& a = acc[c * s.lld + r];
-      if (repro_empty(a)) continue;
-      T& x = data[c * s.lld + r];
-      repro_add(a, double(x));
-      x = repro_round<T>(a);
-      a = repro_acc{};
-    }
+  for (std::size_t i = 0; i < log.size();) {
+    exact_sum acc;
+    T& x = data[log[i].index];
+    acc.add(double(x));
+    std::size_t j = i;
+    for (; j < log.size() && log[j].index == log[i].index; ++j) acc.add(log[j].value);
+    x = acc.round<T>();
+    i = j;
+  }
+  log.clear();
+  log.shrink_to_fit();
 }
 
 template <class T>
@@ -166,6 +166,19 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   std::uint64_t direct = 0;
   remote.clear();
   const bool may_store = exchange_->direct();
+  // Reproducible assembly: a direct store adds only where the sum is exact;
+  // the other contributions go to the owner's log (src/assembly/repro.hpp):
+  // this process's own directly, a peer's as 1 x 1 packets (rare: most
+  // sums are exact).
+  struct spilled_one {
+    int target;
+    std::int32_t lrow, lcol;
+    T value;
+  };
+  thread_local std::vector<spilled_one> spilled;
+  spilled.clear();
+  constexpr bool real = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  const bool exact = real && shape_.reproducible;
   for (int target : b.targets) {
     std::byte* peer = may_store ? direct_target(target, my_round) : nullptr;
     if (!peer) {
@@ -173,20 +186,36 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
       continue;
     }
     const auto p = piece(target);
+    T* data = reinterpret_cast<T*>(peer);
     const std::int64_t tld = lld_of_[target];
     make_runs(p.rloc, colmaj ? p.rpos : nullptr, p.nr, runs);
-    with_sink<T>(*this, target, peer, [&](auto* data) {
-      with_stripes(target, p.cloc, p.nc, [&](std::int32_t c0, std::int32_t c1) {
-        for (std::int32_t c = c0; c < c1; ++c) {
-          auto* dst = data + std::int64_t(p.cloc[c]) * tld;
-          const T* src = block + std::int64_t(p.cpos[c]) * cs;
-          if (colmaj) {
-            for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
-          } else {
-            for (std::int32_t r = 0; r < p.nr; ++r) add_one(dst[p.rloc[r]], src[std::int64_t(p.rpos[r]) * rs]);
+    with_stripes(target, p.cloc, p.nc, [&](std::int32_t c0, std::int32_t c1) {
+      for (std::int32_t c = c0; c < c1; ++c) {
+        T* dst = data + std::int64_t(p.cloc[c]) * tld;
+        const T* src = block + std::int64_t(p.cpos[c]) * cs;
+        if constexpr (real) {
+          if (exact) {
+            for (auto& ru : colmaj ? runs : std::vector<index_run>{}) {
+              const T* from = src + p.rpos[ru.first];
+              add_run_exact(dst + p.rloc[ru.first], from, ru.len, [&](std::int32_t k) {
+                spilled.push_back({target, p.rloc[ru.first + k], p.cloc[c], from[k]});
+              });
+            }
+            if (!colmaj)
+              for (std::int32_t r = 0; r < p.nr; ++r) {
+                const T v = src[std::int64_t(p.rpos[r]) * rs];
+                add_run_exact(dst + p.rloc[r], &v, 1,
+                              [&](std::int32_t) { spilled.push_back({target, p.rloc[r], p.cloc[c], v}); });
+              }
+            continue;
           }
         }
-      });
+        if (colmaj) {
+          for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
+        } else {
+          for (std::int32_t r = 0; r < p.nr; ++r) dst[p.rloc[r]] += src[std::int64_t(p.rpos[r]) * rs];
+        }
+      }
     });
     ++direct;
   }
@@ -204,6 +233,20 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
     // and column lists, in pieces of at most max_packet_bytes (half the
     // memory cap, and within MPI's int counts).
     const std::size_t max_bytes = max_packet_bytes();
+    for (const spilled_one& sp : spilled) {
+      if (sp.target == shape_.my_part) {
+        const assembly_engine::spill one{std::int64_t(sp.lcol) * shape_.lld + sp.lrow, double(sp.value)};
+        log_spills({&one, 1});
+        continue;
+      }
+      const std::size_t bytes = *packet_bytes(1, 1, sizeof(T));
+      exchange_->reserve(*this, bytes);
+      std::byte* slot = packet_slot(sp.target, bytes);
+      const std::int32_t head[4] = {1, 1, sp.lrow, sp.lcol};
+      std::memcpy(slot, head, sizeof head);
+      std::memcpy(slot + bytes - sizeof(T), &sp.value, sizeof(T));
+      exchange_->packed(*this, sp.target);
+    }
     for (int target : remote) {
       const auto p = piece(target);
       std::int32_t rr = p.nr, cc = p.nc;

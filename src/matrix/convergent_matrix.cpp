@@ -25,8 +25,7 @@ namespace {
 // if any one failed, so none is left waiting in a collective.
 struct checked_sizes {
   std::int64_t lrows = 0, lcols = 0, lld = 0;
-  std::size_t bytes = 0;       // storage bytes of this process
-  std::size_t acc_offset = 0;  // reproducible: accumulators' offset from the elements
+  std::size_t bytes = 0;  // storage bytes of this process
 };
 
 checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, std::size_t esize,
@@ -43,19 +42,13 @@ checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, s
   if (c.lld > INT32_MAX || c.lcols > INT32_MAX)
     throw std::invalid_argument(who + "local dimensions " + std::to_string(c.lld) + " x " + std::to_string(c.lcols) +
                                 " exceed 2^31-1");
-  std::size_t elems = 0, bytes = 0, acc_bytes = 0;
-  // Reproducible: the accumulators follow the elements, 64-byte aligned.
-  const std::size_t acc_size = opt.reproducible ? sizeof(repro_acc) : 0;
+  std::size_t elems = 0, bytes = 0;
   if (__builtin_mul_overflow(std::size_t(c.lld), std::size_t(c.lcols), &elems) ||
-      __builtin_mul_overflow(elems, esize, &bytes) || __builtin_mul_overflow(elems, acc_size, &acc_bytes) ||
-      bytes > (std::size_t{1} << 48) || acc_bytes > (std::size_t{1} << 48))
+      __builtin_mul_overflow(elems, esize, &bytes) || __builtin_add_overflow(bytes, header, &c.bytes) ||
+      c.bytes > (std::size_t{1} << 48))
     throw std::invalid_argument(who + "local storage of lld " + std::to_string(c.lld) + " x " +
-                                std::to_string(c.lcols) + " columns x " + std::to_string(esize + acc_size) +
+                                std::to_string(c.lcols) + " columns x " + std::to_string(esize) +
                                 " bytes does not fit in memory");
-  c.acc_offset = opt.reproducible ? (bytes + 63) / 64 * 64 : 0;
-  c.bytes = header + (opt.reproducible ? c.acc_offset + acc_bytes : bytes);
-  if (c.bytes > (std::size_t{1} << 48))
-    throw std::invalid_argument(who + "local storage of " + std::to_string(c.bytes) + " bytes does not fit in memory");
   if (opt.buffer_cap < 1024)
     throw std::invalid_argument(who + "buffer_cap = " + std::to_string(opt.buffer_cap) + " is below 1 KiB");
   if (opt.coalesce_bytes == 0) throw std::invalid_argument(who + "coalesce_bytes = 0");
@@ -101,7 +94,6 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
   s.coalesce_bytes = opt.coalesce_bytes;
   s.seed = opt.seed;
   s.reproducible = opt.reproducible;
-  s.acc_offset = c.acc_offset;
   return s;
 }
 

@@ -54,19 +54,18 @@ struct assembly_shape {
   update_strategy strategy = update_strategy::packets;
   std::size_t buffer_cap = 0, coalesce_bytes = 0;
   std::uint64_t seed = 0;
-  // Reproducible assembly (src/assembly/repro.hpp): contributions go to
-  // exact accumulators placed acc_offset bytes into every part's storage
-  // and are rounded into the elements by the fold kernel at commit.
+  // Reproducible assembly (src/assembly/repro.hpp): every contribution is
+  // applied by its owner, added only where the sum is exact and logged
+  // otherwise; the fold kernel settles the log at commit.
   bool reproducible = false;
-  std::size_t acc_offset = 0;
 };
 
 class assembly_engine {
  public:
   /// Adds one received packet to this process's part (the typed kernel).
   using apply_kernel = void (*)(assembly_engine&, const packet_view&);
-  /// Rounds this process's accumulators into its elements and clears them
-  /// (reproducible assembly only).
+  /// Settles this process's log of inexact contributions into its elements
+  /// and clears it (reproducible assembly only).
   using fold_kernel = void (*)(assembly_engine&);
   /// Bytes in front of each part: stripe locks, the epoch and open-round words.
   static constexpr std::int64_t nlocks = 64;
@@ -116,8 +115,14 @@ class assembly_engine {
   /// World rank that owns a part, and that part's leading dimension.
   int world_of(int part) const noexcept { return world_of_[part]; }
   std::int64_t lld_of(int part) const noexcept { return lld_of_[part]; }
-  /// Offset of a part's accumulators from its element storage.
-  std::size_t acc_offset_of(int part) const noexcept { return acc_of_[part]; }
+  /// Reproducible assembly: contributions to this process's part whose
+  /// addition would have rounded, as (column-major local index, value).
+  struct spill {
+    std::int64_t index;
+    double value;
+  };
+  void log_spills(std::span<const spill> s);
+  std::vector<spill>& spills() noexcept { return spills_; }
   const assembly_shape& shape() const noexcept { return shape_; }
 
   // ---- for the kernels and strategies (src/assembly/) ------------------------------
@@ -171,7 +176,6 @@ class assembly_engine {
   std::unique_ptr<exchange> exchange_;
   std::vector<int> world_of_;         // part -> world rank
   std::vector<std::int64_t> lld_of_;  // part -> its leading dimension
-  std::vector<std::size_t> acc_of_;   // part -> its accumulators' offset (reproducible)
   shared_block block_;
   std::uint32_t id_ = 0;
   // Rounds (docs/semantics.md): round_ counts the commits this process has
@@ -203,6 +207,10 @@ class assembly_engine {
   std::uint64_t updates_since_commit_ = 0;
   assembly_stats stats_;
   std::atomic<std::uint64_t> rng_;
+  // Reproducible: appended by whichever thread applies (under spill_lock_),
+  // settled by the owner in commit.
+  std::vector<spill> spills_;
+  std::mutex spill_lock_;
 };
 
 }  // namespace accrete::detail

@@ -38,12 +38,12 @@ struct convergent_matrix_options {
   std::uint64_t seed = 0x5eed;
   /// Bitwise-reproducible assembly: the committed matrix is the same, bit
   /// for bit, for the same multiset of updates, whatever P, grid shape,
-  /// block sizes, strategy, node size, thread count or arrival order.
-  /// Each element's contributions are summed exactly (on a 128-bit window
-  /// below its largest contribution) and rounded once at commit, so it is
-  /// also more accurate than the default. Costs 40 bytes of memory per
-  /// local element and a pass over the local part at each commit
-  /// (docs/semantics.md, "Reproducible assembly").
+  /// block sizes, strategy, node size, thread count or arrival order: each
+  /// element is the exact sum of its round's contributions (and its value
+  /// before the round), rounded once. Contributions are added where the
+  /// sum is exact and logged (16 bytes each) where it is not; the log is
+  /// summed exactly at commit. Costs an exactness check per contribution
+  /// and the log (docs/semantics.md, "Reproducible assembly").
   bool reproducible = false;
 };
 

@@ -126,8 +126,8 @@ class ConvergentMatrix:
 
     reproducible=True: the committed matrix is bitwise identical for the
     same multiset of updates, whatever P, grid, blocks, strategy, threads
-    or arrival order (40 extra bytes per local element; docs/semantics.md,
-    "Reproducible assembly")."""
+    or arrival order: each element is its exact sum rounded once
+    (docs/semantics.md, "Reproducible assembly")."""
 
     def __init__(self, m: int, n: int, dtype=np.float64, grid: Optional[Tuple[int, int]] = None,
                  block: Tuple[int, int] = (64, 64), strategy: str = "packets", buffer_cap: int = 64 << 20,
