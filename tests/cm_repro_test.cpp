@@ -334,6 +334,7 @@ TEST(Reproducible, LocalValuesAndResetAndLoad) {
   auto A = make_matrix<double>(c);
   // A value written through local() before the round is one contribution.
   for (std::int64_t k = 0; k < A.local_cols() * A.lld(); ++k) A.local()[k] = 1.0;
+  barrier();  // before any process's updates reach this part
   if (rank_me() == 0) {
     A.update(0x1p-53, 0, 0);
     A.update(0x1p-53, 0, 0);

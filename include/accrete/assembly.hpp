@@ -28,6 +28,18 @@ enum class update_strategy {
   alltoall,
 };
 
+/// How an update combines with an element (convergent_matrix_options::merge).
+/// Every one is associative and commutative, so the committed result does
+/// not depend on the order in which updates arrive.
+enum class merge_op {
+  sum,  ///< A += v (the default)
+  max,  ///< A = max(A, v); NaN wins (as the default quiet NaN), and -0 < +0
+  min,  ///< A = min(A, v); likewise
+  /// A = f(A, v) for an element-wise function the matrix was constructed
+  /// with (convergent_matrix's constructor taking a merge_function).
+  user,
+};
+
 /// Counters and time spent (seconds) by this process since construction or
 /// the last reset_stats().
 struct assembly_stats {

@@ -110,9 +110,17 @@ void bind_matrix(nb::module_& m, const char* name) {
       .def(
           "__init__",
           [](M* self, std::int64_t rows, std::int64_t cols, const process_grid& g, std::int64_t mb, std::int64_t nb_,
-             const std::string& strategy, std::size_t buffer_cap, bool reproducible) {
+             const std::string& strategy, std::size_t buffer_cap, bool reproducible, const std::string& merge) {
             convergent_matrix_options o;
             o.reproducible = reproducible;
+            if (merge == "sum")
+              o.merge = merge_op::sum;
+            else if (merge == "max")
+              o.merge = merge_op::max;
+            else if (merge == "min")
+              o.merge = merge_op::min;
+            else
+              throw std::invalid_argument("ConvergentMatrix: merge '" + merge + "' is not 'sum', 'max' or 'min'");
             if (strategy == "packets")
               o.strategy = update_strategy::packets;
             else if (strategy == "alltoall")
@@ -123,7 +131,7 @@ void bind_matrix(nb::module_& m, const char* name) {
             o.buffer_cap = buffer_cap;
             new (self) M(rows, cols, g, mb, nb_, o);
           },
-          "m"_a, "n"_a, "grid"_a, "mb"_a, "nb"_a, "strategy"_a, "buffer_cap"_a, "reproducible"_a)
+          "m"_a, "n"_a, "grid"_a, "mb"_a, "nb"_a, "strategy"_a, "buffer_cap"_a, "reproducible"_a, "merge"_a)
       .def_prop_ro("shape", [](const M& a) { return std::make_tuple(a.rows(), a.cols()); })
       .def_prop_ro("grid", [](const M& a) { return std::make_tuple(a.grid().rows(), a.grid().cols()); })
       .def(

@@ -92,6 +92,23 @@ def test_reproducible_same_bits_any_order_and_grid():
         assert np.array_equal(results[0], payload)
 
 
+@pytest.mark.parametrize("merge", ["max", "min"])
+def test_merge_max_min(merge):
+    m, n = 9, 7
+    A = accrete.ConvergentMatrix(m, n, np.float64, block=(2, 3), merge=merge)
+    A.local[...] = -np.inf if merge == "max" else np.inf
+    accrete.barrier()  # before any process's updates reach this part
+    vals = [np.arange(m * n, dtype=np.float64).reshape(m, n) * (p + 1) * (1 if p % 2 else -1) for p in range(P)]
+    A.update(vals[ME], np.arange(m), np.arange(n))
+    A.commit()
+    full = A.to_numpy(root=0)
+    if ME == 0:
+        want = np.maximum.reduce(vals) if merge == "max" else np.minimum.reduce(vals)
+        assert np.array_equal(full, want)
+    with pytest.raises(ValueError):
+        accrete.ConvergentMatrix(4, 4, merge="product")
+
+
 def test_update_symmetric_and_fill_lower():
     n = 23
     S = accrete.ConvergentMatrix(n, n, dtype=np.float64, block=(4, 4))

@@ -4,6 +4,8 @@
 // typed layers (src/matrix/convergent_matrix.cpp), which instantiate them
 // for their element types.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -36,6 +38,46 @@ inline void make_runs(const std::int32_t* loc, const std::int32_t* pos, std::int
 template <class T>
 inline void add_run(T* __restrict dst, const T* __restrict src, std::int32_t len) {
   for (std::int32_t k = 0; k < len; ++k) dst[k] += src[k];
+}
+
+// merge_op::max and min: associative and commutative on every value, so
+// the result never depends on arrival order (std::max is not: it returns
+// its first argument for -0 and +0, and NaN handling depends on the side).
+template <class T>
+inline T merge_max(T a, T b) noexcept {
+  if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+  if (a == b) return std::signbit(a) ? b : a;
+  return a < b ? b : a;
+}
+template <class T>
+inline T merge_min(T a, T b) noexcept {
+  if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+  if (a == b) return std::signbit(a) ? a : b;
+  return b < a ? b : a;
+}
+
+// dst[k] = merge(dst[k], src[k]) (sum for every element type; the others
+// for the real types convergent_matrix supports).
+template <class T>
+inline void merge_run(const assembly_shape& s, T* __restrict dst, const T* __restrict src, std::int32_t len) {
+  if constexpr (std::is_floating_point_v<T>) {
+    switch (s.merge) {
+      case merge_op::sum:
+        break;
+      case merge_op::max:
+        for (std::int32_t k = 0; k < len; ++k) dst[k] = merge_max(dst[k], src[k]);
+        return;
+      case merge_op::min:
+        for (std::int32_t k = 0; k < len; ++k) dst[k] = merge_min(dst[k], src[k]);
+        return;
+      case merge_op::user: {
+        const auto f = reinterpret_cast<T (*)(T, T)>(s.user_merge);
+        for (std::int32_t k = 0; k < len; ++k) dst[k] = f(dst[k], src[k]);
+        return;
+      }
+    }
+  }
+  add_run(dst, src, len);
 }
 // Busy stripes are skipped and retried later, so a preempted lock holder
 // (oversubscribed nodes) does not stall the caller.
@@ -84,7 +126,7 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
   const std::int64_t lld = e.shape().lld;
   const T* vals = reinterpret_cast<const T*>(v.values);
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (e.shape().reproducible) {
+    if (e.shape().reproducible && e.shape().merge == merge_op::sum) {
       // Add where exact, log the rest (src/assembly/repro.hpp).
       thread_local std::vector<assembly_engine::spill> spilled;
       spilled.clear();
@@ -107,7 +149,7 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
     for (std::int32_t c = c0; c < c1; ++c) {
       T* dst = data + std::int64_t(v.lcol[c]) * lld;
       const T* src = vals + std::int64_t(c) * v.nr;
-      for (auto& ru : runs) add_run(dst + v.lrow[ru.first], src + ru.first, ru.len);
+      for (auto& ru : runs) merge_run(e.shape(), dst + v.lrow[ru.first], src + ru.first, ru.len);
     }
   });
 }
@@ -178,7 +220,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   thread_local std::vector<spilled_one> spilled;
   spilled.clear();
   constexpr bool real = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  const bool exact = real && shape_.reproducible;
+  const bool exact = real && shape_.reproducible && shape_.merge == merge_op::sum;
   for (int target : b.targets) {
     std::byte* peer = may_store ? direct_target(target, my_round) : nullptr;
     if (!peer) {
@@ -195,13 +237,14 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
         const T* src = block + std::int64_t(p.cpos[c]) * cs;
         if constexpr (real) {
           if (exact) {
-            for (auto& ru : colmaj ? runs : std::vector<index_run>{}) {
-              const T* from = src + p.rpos[ru.first];
-              add_run_exact(dst + p.rloc[ru.first], from, ru.len, [&](std::int32_t k) {
-                spilled.push_back({target, p.rloc[ru.first + k], p.cloc[c], from[k]});
-              });
-            }
-            if (!colmaj)
+            if (colmaj)
+              for (auto& ru : runs) {
+                const T* from = src + p.rpos[ru.first];
+                add_run_exact(dst + p.rloc[ru.first], from, ru.len, [&](std::int32_t k) {
+                  spilled.push_back({target, p.rloc[ru.first + k], p.cloc[c], from[k]});
+                });
+              }
+            else
               for (std::int32_t r = 0; r < p.nr; ++r) {
                 const T v = src[std::int64_t(p.rpos[r]) * rs];
                 add_run_exact(dst + p.rloc[r], &v, 1,
@@ -211,9 +254,9 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
           }
         }
         if (colmaj) {
-          for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
+          for (auto& ru : runs) merge_run(shape_, dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
         } else {
-          for (std::int32_t r = 0; r < p.nr; ++r) dst[p.rloc[r]] += src[std::int64_t(p.rpos[r]) * rs];
+          for (std::int32_t r = 0; r < p.nr; ++r) merge_run(shape_, dst + p.rloc[r], src + std::int64_t(p.rpos[r]) * rs, 1);
         }
       }
     });

@@ -230,6 +230,7 @@ accrete_status accrete_matrix_default_options(accrete_matrix_options* o) {
     o->lld = d.lld;
     o->seed = d.seed;
     o->reproducible = d.reproducible ? 1 : 0;
+    o->merge = ACCRETE_MERGE_SUM;
   });
 }
 
@@ -251,6 +252,11 @@ accrete_status accrete_matrix_create(accrete_matrix* out, accrete_dtype dtype, i
       opt.lld = o->lld;
       opt.seed = o->seed;
       opt.reproducible = o->reproducible != 0;
+      require(o->merge == ACCRETE_MERGE_SUM || o->merge == ACCRETE_MERGE_MAX || o->merge == ACCRETE_MERGE_MIN, fn,
+              "merge = " + std::to_string(o->merge) + " is not an accrete_merge");
+      opt.merge = o->merge == ACCRETE_MERGE_SUM ? merge_op::sum
+                  : o->merge == ACCRETE_MERGE_MAX ? merge_op::max
+                                                  : merge_op::min;
     }
     require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE, fn,
             "dtype = " + std::to_string(int(dtype)) + ": a convergent_matrix holds ACCRETE_FLOAT or ACCRETE_DOUBLE");

@@ -14,6 +14,7 @@
 #include "accrete/error.hpp"
 #include "accrete/matrix/mpiio.hpp"
 #include "accrete/matrix/scalapack.hpp"
+#include "accrete/detail/rpc_runtime.hpp"
 #include "assembly/kernels.hpp"
 
 namespace accrete {
@@ -61,7 +62,8 @@ checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, s
 // process agreed that the arguments are good (so that none is left waiting
 // in the engine's first collective step while another throws).
 assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid, std::int64_t mb, std::int64_t nb,
-                        std::size_t esize, const convergent_matrix_options& opt, block_cyclic& layout) {
+                        std::size_t esize, const convergent_matrix_options& opt, block_cyclic& layout,
+                        void (*user_merge)() = nullptr) {
   require_initialized("convergent_matrix");
   // The same on every process of the grid: no agreement needed.
   if (grid.size() != world_size())
@@ -70,13 +72,28 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
                             "; the grid must span every process");
   checked_sizes c;
   std::exception_ptr bad;
+  std::int64_t merge_offset = 0;
   try {
     layout = block_cyclic(m, n, mb, nb, grid.rows(), grid.cols());
     c = check_arguments(layout, grid, esize, opt, assembly_engine::header_bytes);
+    const std::string who = "accrete::convergent_matrix: ";
+    if (opt.merge != merge_op::sum && opt.merge != merge_op::max && opt.merge != merge_op::min &&
+        !(opt.merge == merge_op::user && user_merge))
+      throw std::invalid_argument(who + "merge = " + std::to_string(int(opt.merge)) +
+                                  (opt.merge == merge_op::user
+                                       ? ": merge_op::user needs a (non-null) merge_function, given to the constructor that takes one"
+                                       : " is not a merge_op"));
+    if (opt.merge == merge_op::user && opt.reproducible)
+      throw std::invalid_argument(who + "reproducible = true with a user merge function: reproducible assembly "
+                                        "concerns sums (an exactly associative function is reproducible already)");
+    if (user_merge) merge_offset = fn_to_offset(user_merge);  // throws unless in the program's code
   } catch (...) {
     bad = std::current_exception();
   }
   agree_on_arguments(bad, "convergent_matrix");
+  // The same function everywhere (identified like an RPC function).
+  if (user_merge && world_min(merge_offset) != -world_min(-merge_offset))
+    throw collective_misuse("accrete::convergent_matrix: the processes passed different merge functions");
   assembly_shape s;
   s.name = "accrete::convergent_matrix";
   s.rows = m;
@@ -94,6 +111,8 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
   s.coalesce_bytes = opt.coalesce_bytes;
   s.seed = opt.seed;
   s.reproducible = opt.reproducible;
+  s.merge = user_merge ? merge_op::user : opt.merge;
+  s.user_merge = user_merge;
   return s;
 }
 
@@ -106,6 +125,23 @@ convergent_matrix<T>::convergent_matrix(std::int64_t m, std::int64_t n, const pr
       grid_(grid),
       engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), opt, layout_), &detail::apply_packet<T>,
               &detail::fold_accumulators<T>) {}
+
+namespace {
+template <class T>
+convergent_matrix_options with_user_merge(convergent_matrix_options o) {
+  o.merge = merge_op::user;
+  return o;
+}
+}  // namespace
+
+template <class T>
+convergent_matrix<T>::convergent_matrix(std::int64_t m, std::int64_t n, const process_grid& grid, std::int64_t mb,
+                                        std::int64_t nb, merge_function merge, const convergent_matrix_options& opt)
+    : layout_(1, 1, 1, 1, 1, 1),
+      grid_(grid),
+      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), with_user_merge<T>(opt), layout_,
+                               reinterpret_cast<void (*)()>(merge)),
+              &detail::apply_packet<T>, &detail::fold_accumulators<T>) {}
 
 template <class T>
 void convergent_matrix<T>::update(const T* block, std::int64_t ld, std::span<const std::int64_t> rows,

@@ -220,6 +220,37 @@ static void test_symmetric(void) {
 }
 
 /* The value of element (i, j) in the array tests. */
+/* merge = MAX and MIN, the reproducible flag, and a bad merge value. Every
+ * process sends (p + 1) * (i + j) to element (i, j), negated on odd ranks. */
+static void test_merge_and_reproducible(void) {
+  accrete_matrix_options o;
+  OK(accrete_matrix_default_options(&o));
+  CHECK(o.merge == ACCRETE_MERGE_SUM && o.reproducible == 0);
+  o.merge = 7;
+  accrete_matrix A = NULL;
+  FAILS(accrete_matrix_create(&A, ACCRETE_DOUBLE, 5, 5, 0, 0, 2, 2, &o), ACCRETE_ERR_ARG, "merge = 7");
+  for (int op = ACCRETE_MERGE_MAX; op <= ACCRETE_MERGE_MIN; ++op) {
+    o.merge = op;
+    o.reproducible = 1; /* no effect on max and min, which are order-independent already */
+    OK(accrete_matrix_create(&A, ACCRETE_DOUBLE, 5, 5, 0, 0, 2, 2, &o));
+    int64_t rows[5] = {0, 1, 2, 3, 4};
+    double blk[25];
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 5; ++j) blk[i + 5 * j] = (me % 2 ? -1.0 : 1.0) * (me + 1) * (i + j);
+    OK(accrete_matrix_update(A, blk, 5, rows, 5, rows, 5, ACCRETE_COL_MAJOR));
+    OK(accrete_matrix_commit(A));
+    /* Storage starts at zero, so max >= 0 and min <= 0. */
+    const int top_even = (np - 1) / 2 * 2, top_odd = np > 1 ? (np - 2) / 2 * 2 + 1 : -1;
+    for (int i = 0; i < 5; ++i) {
+      double got = 0;
+      OK(accrete_matrix_get(A, i, 4 - i, &got));
+      const double want = op == ACCRETE_MERGE_MAX ? (top_even + 1) * 4.0 : (top_odd >= 0 ? -(top_odd + 1) * 4.0 : 0.0);
+      CHECK(got == want);
+    }
+    OK(accrete_matrix_free(&A));
+  }
+}
+
 static double aval(int64_t i, int64_t j) { return 0.25 * (double)((i * 13 + j * 5) % 17); }
 
 typedef struct {
@@ -439,6 +470,7 @@ int main(int argc, char** argv) {
   test_matrix(ACCRETE_FLOAT);
   test_matrix(ACCRETE_DOUBLE);
   test_symmetric();
+  test_merge_and_reproducible();
   test_arrays();
   test_matrix_file_into_array();
   test_counter();

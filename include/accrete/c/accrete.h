@@ -93,6 +93,13 @@ typedef enum accrete_strategy {
   ACCRETE_STRATEGY_INT_RANGE_ = 0x7fffffff
 } accrete_strategy;
 
+typedef enum accrete_merge {
+  ACCRETE_MERGE_SUM = 0, /* A += v */
+  ACCRETE_MERGE_MAX = 1, /* A = max(A, v) (NaN wins, -0 < +0) */
+  ACCRETE_MERGE_MIN = 2, /* A = min(A, v) */
+  ACCRETE_MERGE_INT_RANGE_ = 0x7fffffff
+} accrete_merge;
+
 typedef struct accrete_matrix_options {
   int strategy;            /* accrete_strategy */
   int64_t buffer_cap;      /* bytes buffered or in flight per process (>= 1024) */
@@ -100,6 +107,7 @@ typedef struct accrete_matrix_options {
   int64_t lld;             /* local leading dimension; 0: max(1, local rows) */
   uint64_t seed;           /* order in which targets are visited */
   int reproducible;        /* nonzero: bitwise-reproducible assembly (docs/semantics.md) */
+  int merge;               /* accrete_merge (user functions: C++ only) */
 } accrete_matrix_options;
 
 /* Fills *opts with the defaults (those of convergent_matrix_options). */

@@ -58,6 +58,10 @@ struct assembly_shape {
   // applied by its owner, added only where the sum is exact and logged
   // otherwise; the fold kernel settles the log at commit.
   bool reproducible = false;
+  // How contributions combine with elements; `user` calls user_merge, a
+  // T (*)(T, T) of the typed layer's element type.
+  merge_op merge = merge_op::sum;
+  void (*user_merge)() = nullptr;
 };
 
 class assembly_engine {

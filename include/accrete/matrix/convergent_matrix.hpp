@@ -45,6 +45,12 @@ struct convergent_matrix_options {
   /// summed exactly at commit. Costs an exactness check per contribution
   /// and the log (docs/semantics.md, "Reproducible assembly").
   bool reproducible = false;
+  /// How updates combine with elements: sum (+=, the default), max or min
+  /// (accrete/assembly.hpp). For a user-supplied function use the
+  /// constructor that takes a merge_function (merge_op::user here without
+  /// one is rejected). `reproducible` concerns sums: max and min are
+  /// order-independent already, and a user function is rejected with it.
+  merge_op merge = merge_op::sum;
 };
 
 /// What a process counts while assembling (accrete/assembly.hpp).
@@ -99,12 +105,23 @@ class convergent_matrix {
  public:
   using value_type = T;
 
+  /// An element-wise merge: must be associative and commutative (the
+  /// result of a round is then independent of arrival order; accrete
+  /// cannot check it), and a function of the program itself, the same on
+  /// every process (it is identified like an RPC function; checked).
+  using merge_function = T (*)(T, T);
+
   /// Collective over the grid's processes.
   convergent_matrix(std::int64_t m, std::int64_t n, const process_grid& grid, std::int64_t mb = 64,
                     std::int64_t nb = 64, const convergent_matrix_options& opt = {});
+  /// Collective: the same with A = merge(A, v) as the update rule
+  /// (opt.merge is ignored; merge_op::user is reported by merge()).
+  convergent_matrix(std::int64_t m, std::int64_t n, const process_grid& grid, std::int64_t mb, std::int64_t nb,
+                    merge_function merge, const convergent_matrix_options& opt = {});
   convergent_matrix(const convergent_matrix&) = delete;
   convergent_matrix& operator=(const convergent_matrix&) = delete;
 
+  merge_op merge() const noexcept { return engine_.shape().merge; }
   std::int64_t rows() const noexcept { return layout_.rows(); }
   std::int64_t cols() const noexcept { return layout_.cols(); }
   const process_grid& grid() const noexcept { return grid_; }

@@ -127,16 +127,19 @@ class ConvergentMatrix:
     reproducible=True: the committed matrix is bitwise identical for the
     same multiset of updates, whatever P, grid, blocks, strategy, threads
     or arrival order: each element is its exact sum rounded once
-    (docs/semantics.md, "Reproducible assembly")."""
+    (docs/semantics.md, "Reproducible assembly").
+
+    merge="max" or "min": updates combine as A = max(A, v) or min(A, v)
+    instead of A += v (NaN wins, -0 < +0: order-independent)."""
 
     def __init__(self, m: int, n: int, dtype=np.float64, grid: Optional[Tuple[int, int]] = None,
                  block: Tuple[int, int] = (64, 64), strategy: str = "packets", buffer_cap: int = 64 << 20,
-                 reproducible: bool = False):
+                 reproducible: bool = False, merge: str = "sum"):
         cls = _typed(_MATRIX_TYPES, dtype, "ConvergentMatrix")
         key = tuple(grid) if grid is not None else (0, 0)
         if key not in _grids:
             _grids[key] = _accrete.Grid(*key)
-        self._m = cls(m, n, _grids[key], block[0], block[1], strategy, buffer_cap, bool(reproducible))
+        self._m = cls(m, n, _grids[key], block[0], block[1], strategy, buffer_cap, bool(reproducible), merge)
         self.dtype = np.dtype(dtype)
 
     shape = property(lambda self: self._m.shape)
