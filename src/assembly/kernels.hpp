@@ -149,7 +149,10 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
     for (std::int32_t c = c0; c < c1; ++c) {
       T* dst = data + std::int64_t(v.lcol[c]) * lld;
       const T* src = vals + std::int64_t(c) * v.nr;
-      for (auto& ru : runs) merge_run(e.shape(), dst + v.lrow[ru.first], src + ru.first, ru.len);
+      if (e.shape().merge == merge_op::sum)  // decided per column: the add loop stays tight
+        for (auto& ru : runs) add_run(dst + v.lrow[ru.first], src + ru.first, ru.len);
+      else
+        for (auto& ru : runs) merge_run(e.shape(), dst + v.lrow[ru.first], src + ru.first, ru.len);
     }
   });
 }
@@ -253,7 +256,9 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
             continue;
           }
         }
-        if (colmaj) {
+        if (colmaj && shape_.merge == merge_op::sum) {  // decided per column: the add loop stays tight
+          for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
+        } else if (colmaj) {
           for (auto& ru : runs) merge_run(shape_, dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
         } else {
           for (std::int32_t r = 0; r < p.nr; ++r) merge_run(shape_, dst + p.rloc[r], src + std::int64_t(p.rpos[r]) * rs, 1);
