@@ -304,3 +304,25 @@ TEST(Packets, MalformedMessageIsRejectedWhole) {
 }
 
 }  // namespace
+
+namespace {
+// axis_map::split (the binning's fast path) against owner() and local().
+TEST(AxisMap, SplitMatchesOwnerAndLocal) {
+  std::uint64_t s = 12345;
+  auto next = [&] { return s = s * 6364136223846793005ULL + 1442695040888963407ULL, s >> 17; };
+  for (int trial = 0; trial < 200000; ++trial) {
+    detail::axis_map m;
+    m.block = 1 + std::int64_t(next() % (trial % 2 ? 7 : 300));
+    m.parts = 1 + int(next() % 6);
+    m.src = int(next() % std::uint64_t(m.parts));
+    const std::int64_t i = trial % 5 == 0 ? std::int64_t(next() % (std::uint64_t(1) << 40)) : std::int64_t(next() % 100000);
+    int part = -1;
+    std::int32_t loc = -1;
+    m.split(i, part, loc);
+    ASSERT_EQ(part, m.owner(i)) << i << " block " << m.block << " parts " << m.parts << " src " << m.src;
+    if (m.local(i) <= INT32_MAX) {
+      ASSERT_EQ(loc, m.local(i)) << i;
+    }
+  }
+}
+}  // namespace

@@ -11,7 +11,12 @@
 // ...). All implementations must produce the identical checksum.
 //
 //   mpiexec -n P bench_hessian [--preset paper] [--k 0] [--reps 3] [--json out.json]
-//                              [--only name,name] [--no-baselines]
+//                              [--only name,name] [--no-baselines] [--rounds R]
+//
+// --rounds R: R rounds of the workload per repetition, each ended by its own
+// assembly (accrete: one matrix for all rounds, commit + reopen per round;
+// the baselines: one call per round into the same storage, as a user
+// would); T is then the time per round.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -106,6 +111,41 @@ sample run_accrete(const hw::params& prm, const process_grid& grid, update_strat
   return r;
 }
 
+// R rounds on one matrix, each ended by commit() and reopen(); T and the
+// phase times are per round, the checksum that of one round.
+sample run_accrete_rounds(const hw::params& prm, const process_grid& grid, update_strategy s, bool reproducible,
+                          int R) {
+  convergent_matrix_options o;
+  o.strategy = s;
+  o.reproducible = reproducible;
+  convergent_matrix<float> H(prm.N, prm.N, grid, hw::MB, hw::NB, o);
+  hw::update up;
+  double gen = 0;
+  barrier();
+  const double t0 = now();
+  for (int r = 0; r < R; ++r) {
+    for (std::int64_t u = 0; u < prm.U; ++u) {
+      const double tg = now();
+      hw::make_update(prm, rank_me(), u, up);
+      gen += now() - tg;
+      H.update(up.B.data(), prm.n(), up.ix, up.ix);
+    }
+    H.commit();
+    H.reopen();
+  }
+  sample res;
+  res.T = reduce(now() - t0, MPI_MAX) / R;
+  const auto st = H.stats();
+  res.gen = reduce(gen, MPI_MAX) / R;
+  res.bin = reduce(st.t_bin, MPI_MAX) / R;
+  res.move = reduce(st.t_move, MPI_MAX) / R;
+  res.apply = reduce(st.t_apply, MPI_MAX) / R;
+  res.wait = reduce(st.t_wait, MPI_MAX) / R;
+  res.bytes = reduce(double(st.bytes_sent), MPI_SUM) / R;
+  res.checksum = reduce(hw::local_sum(H.local(), H.lld(), H.local_rows(), H.local_cols()), MPI_SUM) / R;
+  return res;
+}
+
 sample from_baseline(const hw::baseline_timing& b) {
   sample r;
   r.T = b.total;
@@ -143,6 +183,7 @@ int main(int argc, char** argv) {
   std::string preset = "small", json, only;
   int reps = 3;
   int k = -1;
+  int rounds = 0;
   bool baselines = true;
   for (int a = 1; a < argc; ++a) {
     std::string s = argv[a];
@@ -165,6 +206,8 @@ int main(int argc, char** argv) {
       only = val();
     else if (s == "--no-baselines")
       baselines = false;
+    else if (s == "--rounds")
+      rounds = std::stoi(val());
     else {
       std::fprintf(stderr, "bench_hessian: unknown argument %s\n", s.c_str());
       return 2;
@@ -186,14 +229,36 @@ int main(int argc, char** argv) {
     std::function<sample()> run;
   };
   std::vector<impl> impls;
-  impls.push_back({"accrete_packets", [&] { return run_accrete(prm, grid, update_strategy::packets); }});
-  impls.push_back({"accrete_alltoall", [&] { return run_accrete(prm, grid, update_strategy::alltoall); }});
-  impls.push_back(
-      {"accrete_packets_repro", [&] { return run_accrete(prm, grid, update_strategy::packets, true); }});
+  if (rounds < 0) {
+    if (rank_me() == 0) std::fprintf(stderr, "bench_hessian: --rounds must be positive\n");
+    return 2;
+  }
+  auto accrete_run = [&](update_strategy st, bool repro) {
+    return [&, st, repro] {
+      return rounds ? run_accrete_rounds(prm, grid, st, repro, rounds) : run_accrete(prm, grid, st, repro);
+    };
+  };
+  impls.push_back({"accrete_packets", accrete_run(update_strategy::packets, false)});
+  impls.push_back({"accrete_alltoall", accrete_run(update_strategy::alltoall, false)});
+  impls.push_back({"accrete_packets_repro", accrete_run(update_strategy::packets, true)});
   std::vector<float> mat;
+  // Rounds: one call per round into the same storage, zeroed once; T is
+  // per round, the checksum that of one round.
   auto baseline = [&](auto fn) {
     mat.assign(std::size_t(std::max<std::int64_t>(lay.ld, 1) * lay.cols), 0.0f);
-    return from_baseline(fn());
+    if (!rounds) return from_baseline(fn());
+    sample sum;
+    for (int r = 0; r < rounds; ++r) {
+      const sample one = from_baseline(fn());
+      sum.T += one.T / rounds;
+      sum.gen += one.gen / rounds;
+      sum.bin += one.bin / rounds;
+      sum.move += one.move / rounds;
+      sum.apply += one.apply / rounds;
+      sum.bytes = one.bytes;
+      sum.checksum = one.checksum / (r + 1);
+    }
+    return sum;
   };
   if (baselines) {
     impls.push_back({"mpi_accumulate", [&] {
@@ -268,13 +333,17 @@ int main(int argc, char** argv) {
     }
     std::printf("median of %d interleaved repetitions; times are the maximum over processes; load average %.2f\n",
                 reps, load);
+    if (rounds)
+      std::printf("rounds mode: %d rounds per repetition, each ended by its own assembly; T and phases per round "
+                  "(local_apply_ref and compute_only: one round)\n",
+                  rounds);
     std::printf("stream add (d += s, all %d processes at once): %.2f GB/s aggregate; physical bound = compute-only "
                 "%.4f s + 12 B x %.3g elements / that = %.4f s\n",
                 P, stream_bw / 1e9, compute_T, elems, phys_T);
     std::printf("%-20s %9s %10s %8s %8s %8s %8s %8s %8s %9s %8s %8s %s\n", "implementation", "T [s]", "updates/s",
                 "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "T/phys", "T/ref", "checksum");
     js << "{\"workload\":\"hessian\",\"preset\":\"" << preset << "\",\"N\":" << prm.N << ",\"n\":" << prm.n()
-       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
+       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"rounds\":" << rounds << ",\"rounds\":" << rounds << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
        << "],\"node_size\":\"" << (ns ? ns : "real") << "\",\"mpi\":\"" << mv << "\",\"reps\":" << reps
        << ",\"expected_checksum\":" << expected << ",\"loadavg_at_end\":" << load
        << ",\"stream_add_GBps\":" << stream_bw / 1e9 << ",\"physical_bound_T\":" << phys_T

@@ -32,21 +32,32 @@ void assembly_engine::validate(std::span<const std::int64_t> rows, std::span<con
 }
 
 void assembly_engine::bin(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, binned& b) {
-  // Counting sort of one index list by owning part.
+  // Counting sort of one index list by owning part (each index split once).
   auto group = [](std::span<const std::int64_t> ix, const axis_map& map, std::vector<std::int32_t>& start,
                   std::vector<std::int32_t>& pos, std::vector<std::int32_t>& loc) {
     const int np = map.parts;
     start.assign(np + 1, 0);
     pos.resize(ix.size());
     loc.resize(ix.size());
-    for (auto i : ix) ++start[map.owner(i) + 1];
+    thread_local std::vector<int> part;
+    thread_local std::vector<std::int32_t> where, fill;
+    part.resize(ix.size());
+    where.resize(ix.size());
+    for (std::size_t k = 0; k < ix.size(); ++k) {
+      map.split(ix[k], part[k], where[k]);
+      ++start[part[k] + 1];
+    }
+    if (np == 1) {  // one part: the order is the update's
+      for (std::size_t k = 0; k < ix.size(); ++k) pos[k] = std::int32_t(k);
+      loc.swap(where);
+      return;
+    }
     for (int p = 0; p < np; ++p) start[p + 1] += start[p];
-    thread_local std::vector<std::int32_t> fill;
     fill.assign(start.begin(), start.end() - 1);
     for (std::size_t k = 0; k < ix.size(); ++k) {
-      const std::int32_t at = fill[map.owner(ix[k])]++;
+      const std::int32_t at = fill[part[k]]++;
       pos[at] = std::int32_t(k);
-      loc[at] = map.local(ix[k]);
+      loc[at] = where[k];
     }
   };
   const axis_map &rm = shape_.row_map, &cm = shape_.col_map;

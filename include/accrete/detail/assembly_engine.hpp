@@ -39,6 +39,27 @@ struct axis_map {
   std::int32_t local(std::int64_t i) const noexcept {
     return std::int32_t((i / (block * std::int64_t(parts))) * block + i % block);
   }
+  /// owner(i) and local(i) with two divisions instead of four (32-bit ones
+  /// when the values fit, which are several times faster): binning is on
+  /// every update's path and dominated small updates.
+  void split(std::int64_t i, int& part, std::int32_t& loc) const noexcept {
+    std::int64_t q, r;
+    if (std::uint64_t(i) <= UINT32_MAX && std::uint64_t(block) <= UINT32_MAX) {
+      q = std::uint32_t(i) / std::uint32_t(block);
+    } else {
+      q = i / block;
+    }
+    r = i - q * block;
+    if (parts == 1) {
+      part = 0;
+      loc = std::int32_t(i);
+      return;
+    }
+    const std::int64_t t = q <= UINT32_MAX ? std::int64_t(std::uint32_t(q) / std::uint32_t(parts)) : q / parts;
+    const int m = int(q - t * parts) + src;  // < 2 * parts
+    part = m >= parts ? m - parts : m;
+    loc = std::int32_t(t * block + r);
+  }
 };
 
 /// What a data structure tells the engine about its distributed storage.
