@@ -14,7 +14,7 @@
 //                              [--only name,name] [--no-baselines] [--rounds R]
 //
 // --rounds R: R rounds of the workload per repetition, each ended by its own
-// assembly (accrete: one matrix for all rounds, commit + reopen per round;
+// assembly (accrete: one matrix for all rounds, reopen + commit per round;
 // the baselines: one call per round into the same storage, as a user
 // would); T is then the time per round.
 #include <algorithm>
@@ -80,41 +80,11 @@ struct result {
   double rss = 0;
 };
 
-// Runs the workload on a convergent_matrix with the given strategy
-// (reproducible: convergent_matrix_options::reproducible).
-sample run_accrete(const hw::params& prm, const process_grid& grid, update_strategy s, bool reproducible = false) {
-  convergent_matrix_options o;
-  o.strategy = s;
-  o.reproducible = reproducible;
-  convergent_matrix<float> H(prm.N, prm.N, grid, hw::MB, hw::NB, o);
-  hw::update up;
-  double gen = 0;
-  barrier();
-  const double t0 = now();
-  for (std::int64_t u = 0; u < prm.U; ++u) {
-    const double tg = now();
-    hw::make_update(prm, rank_me(), u, up);
-    gen += now() - tg;
-    H.update(up.B.data(), prm.n(), up.ix, up.ix);
-  }
-  H.commit();
-  sample r;
-  r.T = reduce(now() - t0, MPI_MAX);
-  const auto st = H.stats();
-  r.gen = reduce(gen, MPI_MAX);
-  r.bin = reduce(st.t_bin, MPI_MAX);
-  r.move = reduce(st.t_move, MPI_MAX);
-  r.apply = reduce(st.t_apply, MPI_MAX);
-  r.wait = reduce(st.t_wait, MPI_MAX);
-  r.bytes = reduce(double(st.bytes_sent), MPI_SUM);
-  r.checksum = reduce(hw::local_sum(H.local(), H.lld(), H.local_rows(), H.local_cols()), MPI_SUM);
-  return r;
-}
-
-// R rounds on one matrix, each ended by commit() and reopen(); T and the
-// phase times are per round, the checksum that of one round.
-sample run_accrete_rounds(const hw::params& prm, const process_grid& grid, update_strategy s, bool reproducible,
-                          int R) {
+// Runs the workload R times on one convergent_matrix with the given
+// strategy (reproducible: convergent_matrix_options::reproducible), each
+// round ended by commit() (and reopened before the next); T and the phase
+// times are per round, the checksum that of one round.
+sample run_accrete(const hw::params& prm, const process_grid& grid, update_strategy s, bool reproducible, int R) {
   convergent_matrix_options o;
   o.strategy = s;
   o.reproducible = reproducible;
@@ -124,6 +94,7 @@ sample run_accrete_rounds(const hw::params& prm, const process_grid& grid, updat
   barrier();
   const double t0 = now();
   for (int r = 0; r < R; ++r) {
+    if (r > 0) H.reopen();  // (the last round's values stay put for the checksum)
     for (std::int64_t u = 0; u < prm.U; ++u) {
       const double tg = now();
       hw::make_update(prm, rank_me(), u, up);
@@ -131,7 +102,6 @@ sample run_accrete_rounds(const hw::params& prm, const process_grid& grid, updat
       H.update(up.B.data(), prm.n(), up.ix, up.ix);
     }
     H.commit();
-    H.reopen();
   }
   sample res;
   res.T = reduce(now() - t0, MPI_MAX) / R;
@@ -234,9 +204,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto accrete_run = [&](update_strategy st, bool repro) {
-    return [&, st, repro] {
-      return rounds ? run_accrete_rounds(prm, grid, st, repro, rounds) : run_accrete(prm, grid, st, repro);
-    };
+    return [&, st, repro] { return run_accrete(prm, grid, st, repro, std::max(rounds, 1)); };
   };
   impls.push_back({"accrete_packets", accrete_run(update_strategy::packets, false)});
   impls.push_back({"accrete_alltoall", accrete_run(update_strategy::alltoall, false)});
