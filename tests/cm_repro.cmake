@@ -12,8 +12,7 @@ accrete_add_mpi_test(cm_repro_test NP 5 NODE_SIZES 2 LABELS sanitize TIMEOUT 300
 target_include_directories(cm_repro_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 add_test(NAME cm_repro_clean COMMAND ${CMAKE_COMMAND} -DMODE=clean -DDIR=${ACCRETE_REPRO_DIR}
          -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/cm_repro_files.cmake)
-add_test(NAME cm_repro_compare COMMAND ${CMAKE_COMMAND} -DMODE=compare -DDIR=${ACCRETE_REPRO_DIR}
-         "-DRUNS=${ACCRETE_REPRO_RUNS}" -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/cm_repro_files.cmake)
+add_test(NAME cm_repro_compare COMMAND ${CMAKE_COMMAND} -DMODE=compare -DDIR=${ACCRETE_REPRO_DIR} -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/cm_repro_files.cmake)
 set_tests_properties(cm_repro_clean PROPERTIES FIXTURES_SETUP cm_repro_dir LABELS sanitize)
 set_tests_properties(cm_repro_compare PROPERTIES FIXTURES_REQUIRED cm_repro_files LABELS sanitize)
 foreach(run ${ACCRETE_REPRO_RUNS})
