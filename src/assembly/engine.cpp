@@ -50,8 +50,8 @@ std::mutex& engine_mutex() {
 
 std::mutex& assembly_engine::lock() const noexcept { return engine_mutex(); }
 
-assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply, fold_kernel fold)
-    : shape_(shape), apply_(apply), fold_(fold), exchange_(make_exchange(shape.strategy)) {
+assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply, settle_kernel settle)
+    : shape_(shape), apply_(apply), settle_(settle), exchange_(make_exchange(shape.strategy)) {
   const int np = world_size();
   // Part -> world rank, and every part's leading dimension (origins write
   // into node peers' storage).
@@ -272,7 +272,7 @@ void assembly_engine::commit() {
     // Every contribution of the round is in the elements or the log now;
     // settle the log before any commit returns (a process leaving commit
     // may read a peer's elements at once).
-    fold_(*this);
+    settle_(*this);
     {
       std::lock_guard<std::mutex> g(lock());
       b = world_ibarrier();

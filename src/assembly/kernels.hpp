@@ -126,7 +126,7 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
   const std::int64_t lld = e.shape().lld;
   const T* vals = reinterpret_cast<const T*>(v.values);
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (e.shape().reproducible && e.shape().merge == merge_op::sum) {
+    if (e.shape().reproducible) {
       // Add where exact, log the rest (src/assembly/repro.hpp).
       thread_local std::vector<assembly_engine::spill> spilled;
       spilled.clear();
@@ -157,11 +157,11 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
   });
 }
 
-/// The reproducible fold: each logged element's value and its logged
-/// contributions are summed exactly and rounded once; then the log is
-/// cleared for the next round.
+/// Reproducible assembly at commit: each logged element's value and its
+/// logged contributions are summed exactly and rounded once; then the log
+/// is cleared for the next round.
 template <class T>
-void fold_accumulators(assembly_engine& e) {
+void settle_spills(assembly_engine& e) {
   auto& log = e.spills();
   if (log.empty()) return;
   std::sort(log.begin(), log.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
@@ -223,7 +223,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   thread_local std::vector<spilled_one> spilled;
   spilled.clear();
   constexpr bool real = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  const bool exact = real && shape_.reproducible && shape_.merge == merge_op::sum;
+  const bool exact = real && shape_.reproducible;
   for (int target : b.targets) {
     std::byte* peer = may_store ? direct_target(target, my_round) : nullptr;
     if (!peer) {
@@ -281,18 +281,26 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
     // and column lists, in pieces of at most max_packet_bytes (half the
     // memory cap, and within MPI's int counts).
     const std::size_t max_bytes = max_packet_bytes();
+    // Reserves an nr x nc packet for `target`, writes its header and index
+    // lists (packet_format.hpp), and returns where its values go.
+    auto start_packet = [&](int target, std::int32_t nr, std::int32_t nc, const std::int32_t* rl,
+                            const std::int32_t* cl) {
+      const std::size_t bytes = *packet_bytes(std::size_t(nr), std::size_t(nc), sizeof(T));
+      exchange_->reserve(*this, bytes);
+      std::byte* slot = packet_slot(target, bytes);
+      const std::int32_t dims[2] = {nr, nc};
+      std::memcpy(slot, dims, sizeof dims);
+      std::memcpy(slot + 8, rl, 4 * std::size_t(nr));
+      std::memcpy(slot + 8 + 4 * std::size_t(nr), cl, 4 * std::size_t(nc));
+      return reinterpret_cast<T*>(slot + bytes - std::size_t(nr) * std::size_t(nc) * sizeof(T));
+    };
     for (const spilled_one& sp : spilled) {
       if (sp.target == shape_.my_part) {
         const assembly_engine::spill one{std::int64_t(sp.lcol) * shape_.lld + sp.lrow, double(sp.value)};
         log_spills({&one, 1});
         continue;
       }
-      const std::size_t bytes = *packet_bytes(1, 1, sizeof(T));
-      exchange_->reserve(*this, bytes);
-      std::byte* slot = packet_slot(sp.target, bytes);
-      const std::int32_t head[4] = {1, 1, sp.lrow, sp.lcol};
-      std::memcpy(slot, head, sizeof head);
-      std::memcpy(slot + bytes - sizeof(T), &sp.value, sizeof(T));
+      *start_packet(sp.target, 1, 1, &sp.lrow, &sp.lcol) = sp.value;
       exchange_->packed(*this, sp.target);
     }
     for (int target : remote) {
@@ -311,14 +319,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
       for (std::int32_t j0 = 0; j0 < p.nc; j0 += cc)
         for (std::int32_t i0 = 0; i0 < p.nr; i0 += rr) {
           const std::int32_t pr = std::min(rr, p.nr - i0), pcn = std::min(cc, p.nc - j0);
-          const std::size_t bytes = *packet_bytes(std::size_t(pr), std::size_t(pcn), sizeof(T));
-          exchange_->reserve(*this, bytes);
-          std::byte* slot = packet_slot(target, bytes);
-          const std::int32_t dims[2] = {pr, pcn};
-          std::memcpy(slot, dims, sizeof dims);
-          std::memcpy(slot + 8, p.rloc + i0, 4 * std::size_t(pr));
-          std::memcpy(slot + 8 + 4 * std::size_t(pr), p.cloc + j0, 4 * std::size_t(pcn));
-          T* v = reinterpret_cast<T*>(slot + bytes - std::size_t(pr) * std::size_t(pcn) * sizeof(T));
+          T* v = start_packet(target, pr, pcn, p.rloc + i0, p.cloc + j0);
           for (std::int32_t c = 0; c < pcn; ++c) {
             const T* src = block + std::int64_t(p.cpos[j0 + c]) * cs;
             for (std::int32_t r = 0; r < pr; ++r) v[std::int64_t(c) * pr + r] = src[std::int64_t(p.rpos[i0 + r]) * rs];

@@ -107,11 +107,10 @@ class exact_sum {
       if (__builtin_add_overflow(limb_[b + 1], c, &limb_[b + 1])) return std::numeric_limits<T>::quiet_NaN();
       if (b >= hi_ && c == 0) break;  // nothing more to carry
     }
-    const bool neg = limb_[bins - 1] < 0 || [&] {
-      for (int b = bins - 1; b >= lo_; --b)
-        if (limb_[b]) return limb_[b] < 0;
-      return false;
-    }();
+    // Every bin below the last is now in [0, 2^32) (and the loop stops
+    // early only once everything above is zero): the last bin's sign is
+    // the sum's.
+    const bool neg = limb_[bins - 1] < 0;
     // Two's complement of the whole number when negative (digits are the
     // low 32 bits of each bin, the last bin is sign-extended).
     std::uint32_t d[bins];

@@ -110,8 +110,8 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
   s.buffer_cap = opt.buffer_cap;
   s.coalesce_bytes = opt.coalesce_bytes;
   s.seed = opt.seed;
-  s.reproducible = opt.reproducible;
   s.merge = user_merge ? merge_op::user : opt.merge;
+  s.reproducible = opt.reproducible && s.merge == merge_op::sum;  // max and min are order-independent already
   s.user_merge = user_merge;
   return s;
 }
@@ -124,10 +124,9 @@ convergent_matrix<T>::convergent_matrix(std::int64_t m, std::int64_t n, const pr
     : layout_(1, 1, 1, 1, 1, 1),
       grid_(grid),
       engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), opt, layout_), &detail::apply_packet<T>,
-              &detail::fold_accumulators<T>) {}
+              &detail::settle_spills<T>) {}
 
 namespace {
-template <class T>
 convergent_matrix_options with_user_merge(convergent_matrix_options o) {
   o.merge = merge_op::user;
   return o;
@@ -139,9 +138,9 @@ convergent_matrix<T>::convergent_matrix(std::int64_t m, std::int64_t n, const pr
                                         std::int64_t nb, merge_function merge, const convergent_matrix_options& opt)
     : layout_(1, 1, 1, 1, 1, 1),
       grid_(grid),
-      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), with_user_merge<T>(opt), layout_,
+      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), with_user_merge(opt), layout_,
                                reinterpret_cast<void (*)()>(merge)),
-              &detail::apply_packet<T>, &detail::fold_accumulators<T>) {}
+              &detail::apply_packet<T>, &detail::settle_spills<T>) {}
 
 template <class T>
 void convergent_matrix<T>::update(const T* block, std::int64_t ld, std::span<const std::int64_t> rows,

@@ -43,18 +43,15 @@ struct axis_map {
   /// when the values fit, which are several times faster): binning is on
   /// every update's path and dominated small updates.
   void split(std::int64_t i, int& part, std::int32_t& loc) const noexcept {
-    std::int64_t q, r;
-    if (std::uint64_t(i) <= UINT32_MAX && std::uint64_t(block) <= UINT32_MAX) {
-      q = std::uint32_t(i) / std::uint32_t(block);
-    } else {
-      q = i / block;
-    }
-    r = i - q * block;
     if (parts == 1) {
       part = 0;
       loc = std::int32_t(i);
       return;
     }
+    const std::int64_t q = std::uint64_t(i) <= UINT32_MAX && std::uint64_t(block) <= UINT32_MAX
+                               ? std::int64_t(std::uint32_t(i) / std::uint32_t(block))
+                               : i / block;
+    const std::int64_t r = i - q * block;
     const std::int64_t t = q <= UINT32_MAX ? std::int64_t(std::uint32_t(q) / std::uint32_t(parts)) : q / parts;
     const int m = int(q - t * parts) + src;  // < 2 * parts
     part = m >= parts ? m - parts : m;
@@ -75,9 +72,9 @@ struct assembly_shape {
   update_strategy strategy = update_strategy::packets;
   std::size_t buffer_cap = 0, coalesce_bytes = 0;
   std::uint64_t seed = 0;
-  // Reproducible assembly (src/assembly/repro.hpp): every contribution is
-  // applied by its owner, added only where the sum is exact and logged
-  // otherwise; the fold kernel settles the log at commit.
+  // Reproducible sums (src/assembly/repro.hpp; only with merge_op::sum): a
+  // contribution is added only where the sum is exact, else logged at its
+  // owner; the settle kernel sums the log exactly at commit.
   bool reproducible = false;
   // How contributions combine with elements; `user` calls user_merge, a
   // T (*)(T, T) of the typed layer's element type.
@@ -91,13 +88,13 @@ class assembly_engine {
   using apply_kernel = void (*)(assembly_engine&, const packet_view&);
   /// Settles this process's log of inexact contributions into its elements
   /// and clears it (reproducible assembly only).
-  using fold_kernel = void (*)(assembly_engine&);
+  using settle_kernel = void (*)(assembly_engine&);
   /// Bytes in front of each part: stripe locks, the epoch and open-round words.
   static constexpr std::int64_t nlocks = 64;
   static constexpr std::size_t header_bytes = 64 * nlocks + 64;
 
   /// Collective over the world (every process is a part owner).
-  assembly_engine(const assembly_shape& shape, apply_kernel apply, fold_kernel fold = nullptr);
+  assembly_engine(const assembly_shape& shape, apply_kernel apply, settle_kernel settle = nullptr);
   assembly_engine(const assembly_engine&) = delete;
   assembly_engine& operator=(const assembly_engine&) = delete;
   /// Collective (a barrier: peers may still be reading or applying).
@@ -197,7 +194,7 @@ class assembly_engine {
 
   assembly_shape shape_;
   apply_kernel apply_;
-  fold_kernel fold_;
+  settle_kernel settle_;
   std::unique_ptr<exchange> exchange_;
   std::vector<int> world_of_;         // part -> world rank
   std::vector<std::int64_t> lld_of_;  // part -> its leading dimension
