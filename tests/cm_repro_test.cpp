@@ -12,6 +12,7 @@
 #define ACCRETE_INTERNAL_INCLUDE
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -184,6 +185,18 @@ std::vector<update_rec> make_updates(std::uint64_t seed, int count) {
   return us;
 }
 
+// Element k of u's block as a T: a complex element's imaginary part is
+// another of the update's values, scaled by an exact power of two.
+template <class T>
+T value_of(const update_rec& u, std::size_t k) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return T(u.vals[k]);
+  } else {
+    using R = typename T::value_type;
+    return T(R(u.vals[k]), R(u.vals[(k + 1) % u.vals.size()] * 0x1p-7));
+  }
+}
+
 struct config {
   int pr, pc;
   std::int64_t mb, nb;
@@ -227,11 +240,11 @@ void issue(convergent_matrix<T>& A, const std::vector<update_rec>& us, const con
       if ((mine[k].u + c.deal) % 3 == 0) {  // the same block, row-major
         v.resize(nr * nc);
         for (std::size_t i = 0; i < nr; ++i)
-          for (std::size_t j = 0; j < nc; ++j) v[i * nc + j] = sign * T(u.vals[i + j * nr]);
+          for (std::size_t j = 0; j < nc; ++j) v[i * nc + j] = sign * value_of<T>(u, i + j * nr);
         A.update(v.data(), std::int64_t(nc), u.rows, u.cols, matrix_layout::row_major);
       } else {
-        v.assign(u.vals.begin(), u.vals.end());
-        for (auto& x : v) x *= sign;
+        v.resize(nr * nc);
+        for (std::size_t k = 0; k < v.size(); ++k) v[k] = sign * value_of<T>(u, k);
         A.update(v.data(), std::int64_t(nr), u.rows, u.cols);
       }
     }
@@ -268,28 +281,40 @@ convergent_matrix<T> make_matrix(const config& c) {
   return convergent_matrix<T>(M, N, process_grid(world().mpi_comm(), c.pr, c.pc), c.mb, c.nb, o);
 }
 
-TEST(Reproducible, PairedContributionsCancelExactly) {
-  // Every random contribution cancels exactly against its negation, so the
-  // exact sum of each element is its payload.
+// Every random contribution cancels exactly against its negation, so the
+// exact sum of each element is its payload.
+template <class T>
+void paired_contributions_cancel() {
   const auto us = make_updates(42, 120);
   std::mt19937_64 g(99);
-  std::vector<double> payload(std::size_t(M * N));
-  for (auto& x : payload) x = (g() & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + double(g() >> 11) * 0x1p-53, 20 + int(g() % 21));
+  auto big = [&] { return (g() & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + double(g() >> 11) * 0x1p-53, 20 + int(g() % 21)); };
+  std::vector<T> payload(std::size_t(M * N));
+  for (auto& x : payload) {
+    if constexpr (std::is_floating_point_v<T>)
+      x = big();
+    else
+      x = T(big(), big());
+  }
   std::vector<std::int64_t> all_r(M), all_c(N);
   for (std::int64_t i = 0; i < M; ++i) all_r[std::size_t(i)] = i;
   for (std::int64_t j = 0; j < N; ++j) all_c[std::size_t(j)] = j;
   for (const config& c : configs()) {
-    auto A = make_matrix<double>(c);
+    auto A = make_matrix<T>(c);
     issue(A, us, c, true);
     if (rank_me() == int(c.deal % std::uint64_t(rank_n()))) A.update(payload.data(), M, all_r, all_c);
     A.commit();
     std::int64_t wrong = 0;
     for (std::int64_t j = 0; j < N; ++j)
-      for (std::int64_t i = rank_me(); i < M; i += rank_n())
-        wrong += !same_bits(A.get(i, j), payload[std::size_t(i + j * M)]);
+      for (std::int64_t i = rank_me(); i < M; i += rank_n()) {
+        const T a = A.get(i, j), b = payload[std::size_t(i + j * M)];
+        wrong += std::memcmp(&a, &b, sizeof a) != 0;
+      }
     EXPECT_EQ(wrong, 0) << "grid " << c.pr << "x" << c.pc << " blocks " << c.mb << "x" << c.nb;
   }
 }
+
+TEST(Reproducible, PairedContributionsCancelExactly) { paired_contributions_cancel<double>(); }
+TEST(Reproducible, PairedContributionsCancelExactlyComplex) { paired_contributions_cancel<std::complex<double>>(); }
 
 template <class T>
 void identical_files(const char* type) {
@@ -328,6 +353,9 @@ void identical_files(const char* type) {
 
 TEST(Reproducible, SameBytesEveryConfigurationDouble) { identical_files<double>("f64"); }
 TEST(Reproducible, SameBytesEveryConfigurationFloat) { identical_files<float>("f32"); }
+// Complex: real and imaginary parts are separate exact sums.
+TEST(Reproducible, SameBytesEveryConfigurationComplexDouble) { identical_files<std::complex<double>>("c64"); }
+TEST(Reproducible, SameBytesEveryConfigurationComplexFloat) { identical_files<std::complex<float>>("c32"); }
 
 TEST(Reproducible, LocalValuesAndResetAndLoad) {
   const config c{1, rank_n(), 4, 4, update_strategy::packets, 3, 1};

@@ -15,16 +15,6 @@ namespace detail {
 namespace {
 
 template <class T>
-constexpr scalar_type element_type() {
-  if constexpr (std::is_same_v<T, std::complex<float>>)
-    return scalar_type::c32;
-  else if constexpr (std::is_same_v<T, std::complex<double>>)
-    return scalar_type::c64;
-  else
-    return scalar_type_of<T>();
-}
-
-template <class T>
 void copy_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int64_t si, std::int64_t n,
                  const void* alpha) {
   if (!alpha && di == 1 && si == 1) {
@@ -65,7 +55,7 @@ void add_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int6
 
 template <class T>
 const elem_ops& ops_of() {
-  static const elem_ops ops{element_type<T>(), sizeof(T), &copy_kernel<T>, &add_kernel<T>};
+  static const elem_ops ops{element_type_of<T>(), sizeof(T), &copy_kernel<T>, &add_kernel<T>};
   return ops;
 }
 
@@ -234,7 +224,7 @@ T dist_array<T>::dot(const dist_array& other) const {
   T s = T(0);
   for (std::int64_t j = 0; j < local_cols(); ++j)
     for (std::int64_t i = 0; i < local_rows(); ++i) s += a[j * lld() + i] * b[j * lld() + i];
-  detail::world_allreduce_sum(&s, 1, detail::element_type<T>());
+  detail::world_allreduce_sum(&s, 1, detail::element_type_of<T>());
   return s;
 }
 template <class T>

@@ -5,6 +5,7 @@
 // for their element types.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <cstring>
 #include <mutex>
@@ -35,6 +36,24 @@ inline void make_runs(const std::int32_t* loc, const std::int32_t* pos, std::int
   }
 }
 
+// The real type under an element type: sums of complex numbers are sums of
+// their components, so reproducible assembly runs on the components
+// (`width` of them per element, contiguous as std::complex guarantees).
+template <class T>
+struct real_of {
+  using type = T;
+};
+template <class R>
+struct real_of<std::complex<R>> {
+  using type = R;
+};
+template <class T>
+using real_t = typename real_of<T>::type;
+template <class T>
+constexpr int width = int(sizeof(T) / sizeof(real_t<T>));
+template <class T>
+constexpr bool exact_capable = std::is_same_v<real_t<T>, float> || std::is_same_v<real_t<T>, double>;
+
 template <class T>
 inline void add_run(T* __restrict dst, const T* __restrict src, std::int32_t len) {
   for (std::int32_t k = 0; k < len; ++k) dst[k] += src[k];
@@ -56,25 +75,27 @@ inline T merge_min(T a, T b) noexcept {
   return b < a ? b : a;
 }
 
-// dst[k] = merge(dst[k], src[k]) (sum for every element type; the others
-// for the real types convergent_matrix supports).
+// dst[k] = merge(dst[k], src[k]). max and min exist for the real types
+// only (the constructor rejects them for complex, which has no order).
 template <class T>
 inline void merge_run(const assembly_shape& s, T* __restrict dst, const T* __restrict src, std::int32_t len) {
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (s.merge) {
-      case merge_op::sum:
-        break;
-      case merge_op::max:
-        for (std::int32_t k = 0; k < len; ++k) dst[k] = merge_max(dst[k], src[k]);
-        return;
-      case merge_op::min:
-        for (std::int32_t k = 0; k < len; ++k) dst[k] = merge_min(dst[k], src[k]);
-        return;
-      case merge_op::user: {
-        const auto f = reinterpret_cast<T (*)(T, T)>(s.user_merge);
-        for (std::int32_t k = 0; k < len; ++k) dst[k] = f(dst[k], src[k]);
+  switch (s.merge) {
+    case merge_op::sum:
+      break;
+    case merge_op::max:
+    case merge_op::min:
+      if constexpr (std::is_floating_point_v<T>) {
+        if (s.merge == merge_op::max)
+          for (std::int32_t k = 0; k < len; ++k) dst[k] = merge_max(dst[k], src[k]);
+        else
+          for (std::int32_t k = 0; k < len; ++k) dst[k] = merge_min(dst[k], src[k]);
         return;
       }
+      break;
+    case merge_op::user: {
+      const auto f = reinterpret_cast<T (*)(T, T)>(s.user_merge);
+      for (std::int32_t k = 0; k < len; ++k) dst[k] = f(dst[k], src[k]);
+      return;
     }
   }
   add_run(dst, src, len);
@@ -125,19 +146,24 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
   T* data = reinterpret_cast<T*>(e.storage());
   const std::int64_t lld = e.shape().lld;
   const T* vals = reinterpret_cast<const T*>(v.values);
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+  if constexpr (exact_capable<T>) {
     if (e.shape().reproducible) {
-      // Add where exact, log the rest (src/assembly/repro.hpp).
+      // Add where exact, log the rest (src/assembly/repro.hpp), component
+      // by component: log indices count components.
+      using R = real_t<T>;
+      constexpr int w = width<T>;
+      R* rdata = reinterpret_cast<R*>(data);
+      const R* rvals = reinterpret_cast<const R*>(vals);
       thread_local std::vector<assembly_engine::spill> spilled;
       spilled.clear();
       e.with_stripes(e.shape().my_part, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
         for (std::int32_t c = c0; c < c1; ++c) {
           const std::int64_t col = std::int64_t(v.lcol[c]) * lld;
-          const T* src = vals + std::int64_t(c) * v.nr;
           for (auto& ru : runs) {
-            const std::int64_t at = col + v.lrow[ru.first];
-            add_run_exact(data + at, src + ru.first, ru.len,
-                          [&](std::int32_t k) { spilled.push_back({at + k, double(src[ru.first + k])}); });
+            const std::int64_t at = (col + v.lrow[ru.first]) * w;
+            const R* from = rvals + (std::int64_t(c) * v.nr + ru.first) * w;
+            add_run_exact(rdata + at, from, ru.len * w,
+                          [&](std::int32_t k) { spilled.push_back({at + k, double(from[k])}); });
           }
         }
       });
@@ -162,17 +188,18 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
 /// is cleared for the next round.
 template <class T>
 void settle_spills(assembly_engine& e) {
+  using R = real_t<T>;  // log indices count components
   auto& log = e.spills();
   if (log.empty()) return;
   std::sort(log.begin(), log.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
-  T* data = reinterpret_cast<T*>(e.storage());
+  R* data = reinterpret_cast<R*>(e.storage());
   for (std::size_t i = 0; i < log.size();) {
     exact_sum acc;
-    T& x = data[log[i].index];
+    R& x = data[log[i].index];
     acc.add(double(x));
     std::size_t j = i;
     for (; j < log.size() && log[j].index == log[i].index; ++j) acc.add(log[j].value);
-    x = acc.round<T>();
+    x = acc.round<R>();
     i = j;
   }
   log.clear();
@@ -215,15 +242,17 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   // the other contributions go to the owner's log (src/assembly/repro.hpp):
   // this process's own directly, a peer's as 1 x 1 packets (rare: most
   // sums are exact).
+  // Complex elements are checked and logged per component.
+  using R = real_t<T>;
+  constexpr int w = width<T>;
   struct spilled_one {
     int target;
-    std::int32_t lrow, lcol;
-    T value;
+    std::int32_t lrow, lcol, component;
+    R value;
   };
   thread_local std::vector<spilled_one> spilled;
   spilled.clear();
-  constexpr bool real = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  const bool exact = real && shape_.reproducible;
+  const bool exact = exact_capable<T> && shape_.reproducible;
   for (int target : b.targets) {
     std::byte* peer = may_store ? direct_target(target, my_round) : nullptr;
     if (!peer) {
@@ -238,21 +267,19 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
       for (std::int32_t c = c0; c < c1; ++c) {
         T* dst = data + std::int64_t(p.cloc[c]) * tld;
         const T* src = block + std::int64_t(p.cpos[c]) * cs;
-        if constexpr (real) {
+        if constexpr (exact_capable<T>) {
           if (exact) {
+            // len elements from local row lrow0 of column p.cloc[c].
+            auto add = [&](std::int32_t lrow0, const T* from, std::int32_t len) {
+              const R* rf = reinterpret_cast<const R*>(from);
+              add_run_exact(reinterpret_cast<R*>(dst + lrow0), rf, len * w, [&](std::int32_t k) {
+                spilled.push_back({target, lrow0 + k / w, p.cloc[c], k % w, rf[k]});
+              });
+            };
             if (colmaj)
-              for (auto& ru : runs) {
-                const T* from = src + p.rpos[ru.first];
-                add_run_exact(dst + p.rloc[ru.first], from, ru.len, [&](std::int32_t k) {
-                  spilled.push_back({target, p.rloc[ru.first + k], p.cloc[c], from[k]});
-                });
-              }
+              for (auto& ru : runs) add(p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
             else
-              for (std::int32_t r = 0; r < p.nr; ++r) {
-                const T v = src[std::int64_t(p.rpos[r]) * rs];
-                add_run_exact(dst + p.rloc[r], &v, 1,
-                              [&](std::int32_t) { spilled.push_back({target, p.rloc[r], p.cloc[c], v}); });
-              }
+              for (std::int32_t r = 0; r < p.nr; ++r) add(p.rloc[r], &src[std::int64_t(p.rpos[r]) * rs], 1);
             continue;
           }
         }
@@ -296,11 +323,17 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
     };
     for (const spilled_one& sp : spilled) {
       if (sp.target == shape_.my_part) {
-        const assembly_engine::spill one{std::int64_t(sp.lcol) * shape_.lld + sp.lrow, double(sp.value)};
+        const assembly_engine::spill one{(std::int64_t(sp.lcol) * shape_.lld + sp.lrow) * w + sp.component,
+                                         double(sp.value)};
         log_spills({&one, 1});
         continue;
       }
-      *start_packet(sp.target, 1, 1, &sp.lrow, &sp.lcol) = sp.value;
+      // A 1 x 1 packet; a complex element's other component is -0, which
+      // adds exactly to everything (x + -0 == x, -0 included).
+      R one[w];
+      std::fill_n(one, w, R(-0.0));
+      one[sp.component] = sp.value;
+      std::memcpy(start_packet(sp.target, 1, 1, &sp.lrow, &sp.lcol), one, sizeof one);
       exchange_->packed(*this, sp.target);
     }
     for (int target : remote) {

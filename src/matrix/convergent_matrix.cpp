@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <complex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,8 +63,8 @@ checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, s
 // process agreed that the arguments are good (so that none is left waiting
 // in the engine's first collective step while another throws).
 assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid, std::int64_t mb, std::int64_t nb,
-                        std::size_t esize, const convergent_matrix_options& opt, block_cyclic& layout,
-                        void (*user_merge)() = nullptr) {
+                        std::size_t esize, bool ordered, const convergent_matrix_options& opt,
+                        block_cyclic& layout, void (*user_merge)() = nullptr) {
   require_initialized("convergent_matrix");
   // The same on every process of the grid: no agreement needed.
   if (grid.size() != world_size())
@@ -83,6 +84,9 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
                                   (opt.merge == merge_op::user
                                        ? ": merge_op::user needs a (non-null) merge_function, given to the constructor that takes one"
                                        : " is not a merge_op"));
+    if ((opt.merge == merge_op::max || opt.merge == merge_op::min) && !ordered)
+      throw std::invalid_argument(who + "merge = " + (opt.merge == merge_op::max ? "max" : "min") +
+                                  " on complex elements, which have no order (use a merge_function)");
     if (opt.merge == merge_op::user && opt.reproducible)
       throw std::invalid_argument(who + "reproducible = true with a user merge function: reproducible assembly "
                                         "concerns sums (an exactly associative function is reproducible already)");
@@ -123,7 +127,8 @@ convergent_matrix<T>::convergent_matrix(std::int64_t m, std::int64_t n, const pr
                                         std::int64_t nb, const convergent_matrix_options& opt)
     : layout_(1, 1, 1, 1, 1, 1),
       grid_(grid),
-      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), opt, layout_), &detail::apply_packet<T>,
+      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), std::is_floating_point_v<T>, opt, layout_),
+              &detail::apply_packet<T>,
               &detail::settle_spills<T>) {}
 
 namespace {
@@ -138,8 +143,8 @@ convergent_matrix<T>::convergent_matrix(std::int64_t m, std::int64_t n, const pr
                                         std::int64_t nb, merge_function merge, const convergent_matrix_options& opt)
     : layout_(1, 1, 1, 1, 1, 1),
       grid_(grid),
-      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), with_user_merge(opt), layout_,
-                               reinterpret_cast<void (*)()>(merge)),
+      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), std::is_floating_point_v<T>, with_user_merge(opt),
+                               layout_, reinterpret_cast<void (*)()>(merge)),
               &detail::apply_packet<T>, &detail::settle_spills<T>) {}
 
 template <class T>
@@ -208,6 +213,13 @@ void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
   // restricted to what the receiver owns), so only values travel.
   const auto& L = layout();
   const int np = grid().size();
+  constexpr bool hermitian = !std::is_floating_point_v<T>;  // complex: mirror conj(A(i, j))
+  auto mirror = [](T v) {
+    if constexpr (hermitian)
+      return std::conj(v);
+    else
+      return v;
+  };
   auto sends = [&](int sr, int sc, int tr, int tc, auto&& fn) {
     const std::int64_t nlc = L.local_cols(sc), nlr = L.local_rows(sr);
     for (std::int64_t lj = 0; lj < nlc; ++lj) {
@@ -243,10 +255,16 @@ void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
     sends(sr, scol, mr, mc, [&](std::int64_t i, std::int64_t j, auto, auto) {
       // The value of (i, j) lands on our element (j, i).
       T& dst = mine[L.local_col(i) * lld() + L.local_row(j)];
-      dst = average ? (dst + rbuf[k]) / T(2) : rbuf[k];
+      dst = average ? (dst + mirror(rbuf[k])) / T(2) : mirror(rbuf[k]);
       ++k;
     });
   }
+  if constexpr (hermitian)  // (A + A^H) / 2 on the diagonal: its real part
+    if (average)
+      for (std::int64_t lj = 0; lj < local_cols(); ++lj) {
+        const std::int64_t j = L.global_col(mc, lj);
+        if (j < rows() && L.owner_row(j) == mr) mine[lj * lld() + L.local_row(j)].imag(0);
+      }
   barrier(world());
 }
 
@@ -262,5 +280,7 @@ void convergent_matrix<T>::symmetrize() {
 
 template class convergent_matrix<float>;
 template class convergent_matrix<double>;
+template class convergent_matrix<std::complex<float>>;
+template class convergent_matrix<std::complex<double>>;
 
 }  // namespace accrete

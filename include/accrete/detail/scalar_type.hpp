@@ -3,6 +3,7 @@
 // collectives (reductions) and the remote atomics; the MPI backend maps
 // them to MPI datatypes and ops in one place (src/backend/mpi/mpi_types.hpp).
 #include "accrete/detail/internal.hpp"
+#include <complex>
 #include <type_traits>
 
 namespace accrete::detail {
@@ -37,6 +38,18 @@ constexpr scalar_type scalar_type_of() {
     return scalar_type::ldbl;
   else
     return scalar_type::none;
+}
+
+/// scalar_type_of, and c32 / c64 for the complex types: for element-wise
+/// data motion and sums (dist_array, convergent_matrix, their files).
+template <class T>
+constexpr scalar_type element_type_of() {
+  if constexpr (std::is_same_v<T, std::complex<float>>)
+    return scalar_type::c32;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return scalar_type::c64;
+  else
+    return scalar_type_of<T>();
 }
 
 /// Reduction and atomic operations. replace and no_op are for atomics only.

@@ -8,6 +8,7 @@
 #endif
 
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -42,11 +43,12 @@ struct convergent_matrix_options {
   /// element is the exact sum of its round's contributions (and its value
   /// before the round), rounded once. Contributions are added where the
   /// sum is exact and logged (16 bytes each) where it is not; the log is
-  /// summed exactly at commit. Costs an exactness check per contribution
-  /// and the log (docs/semantics.md, "Reproducible assembly").
+  /// summed exactly at commit. Complex elements are two such sums (real
+  /// and imaginary parts). Costs an exactness check per contribution and
+  /// the log (docs/semantics.md, "Reproducible assembly").
   bool reproducible = false;
   /// How updates combine with elements: sum (+=, the default), max or min
-  /// (accrete/assembly.hpp). For a user-supplied function use the
+  /// (accrete/assembly.hpp; real types only: complex numbers have no order). For a user-supplied function use the
   /// constructor that takes a merge_function (merge_op::user here without
   /// one is rejected). `reproducible` concerns sums: max and min are
   /// order-independent already, and a user function is rejected with it.
@@ -56,7 +58,8 @@ struct convergent_matrix_options {
 /// What a process counts while assembling (accrete/assembly.hpp).
 using convergent_matrix_stats = assembly_stats;
 
-/// A dense m x n matrix of T (float or double), 2D block-cyclic over a
+/// A dense m x n matrix of T (float, double, std::complex<float> or
+/// std::complex<double>: ScaLAPACK's s, d, c, z), 2D block-cyclic over a
 /// process_grid with mb x nb blocks, assembled by asynchronous updates.
 ///
 /// Storage: each process's part is ScaLAPACK-compatible (column-major,
@@ -100,7 +103,9 @@ using convergent_matrix_stats = assembly_stats;
 ///    the runtime finalized.
 template <class T>
 class convergent_matrix {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "convergent_matrix supports float and double");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::complex<float>> ||
+                    std::is_same_v<T, std::complex<double>>,
+                "convergent_matrix supports float, double, std::complex<float> and std::complex<double>");
 
  public:
   using value_type = T;
@@ -168,9 +173,13 @@ class convergent_matrix {
 
   /// Collective, after commit and before any process reopens: A(j, i) =
   /// A(i, j) for i < j (copies the upper triangle into the lower). Square
-  /// matrices only (std::invalid_argument otherwise).
+  /// matrices only (std::invalid_argument otherwise). Complex matrices are
+  /// taken as Hermitian, as p?posv and a Gauss-Newton J^H J read them:
+  /// A(j, i) = conj(A(i, j)), the diagonal untouched. (A complex-symmetric
+  /// matrix, A = A^T, is assembled with update() on both triangles.)
   void fill_lower();
-  /// Collective, like fill_lower: A = (A + A^T) / 2.
+  /// Collective, like fill_lower: A = (A + A^T) / 2, or (A + A^H) / 2 for
+  /// complex T (so the diagonal becomes real).
   void symmetrize();
 
   /// Collective, between rounds: sets every element to zero and opens the
@@ -188,7 +197,8 @@ class convergent_matrix {
   std::array<int, 9> descriptor() const;
 
   /// Collective MPI-IO: the file is the plain column-major global matrix of
-  /// T, no header. load() checks the file size (a file of another element
+  /// T (complex: real and imaginary parts interleaved, as in memory), no
+  /// header. load() checks the file size (a file of another element
   /// type or shape is rejected with an exception).
   void save(const std::string& path) const;
   void load(const std::string& path);
@@ -208,5 +218,7 @@ class convergent_matrix {
 
 extern template class convergent_matrix<float>;
 extern template class convergent_matrix<double>;
+extern template class convergent_matrix<std::complex<float>>;
+extern template class convergent_matrix<std::complex<double>>;
 
 }  // namespace accrete

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -34,7 +36,31 @@ void pdsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const
               const int* desca, double* w, double* z, const int* iz, const int* jz, const int* descz, double* work,
               const int* lwork, int* iwork, const int* liwork, int* info, std::size_t jobz_len = 1,
               std::size_t uplo_len = 1);
+using accrete_cfloat = std::complex<float>;  // Fortran COMPLEX and C++'s share one layout
+using accrete_cdouble = std::complex<double>;
+float pclange_(const char* norm, const int* m, const int* n, const accrete_cfloat* a, const int* ia, const int* ja,
+               const int* desca, float* work, std::size_t norm_len = 1);
+double pzlange_(const char* norm, const int* m, const int* n, const accrete_cdouble* a, const int* ia, const int* ja,
+                const int* desca, double* work, std::size_t norm_len = 1);
+void pcposv_(const char* uplo, const int* n, const int* nrhs, accrete_cfloat* a, const int* ia, const int* ja,
+             const int* desca, accrete_cfloat* b, const int* ib, const int* jb, const int* descb, int* info,
+             std::size_t uplo_len = 1);
+void pzposv_(const char* uplo, const int* n, const int* nrhs, accrete_cdouble* a, const int* ia, const int* ja,
+             const int* desca, accrete_cdouble* b, const int* ib, const int* jb, const int* descb, int* info,
+             std::size_t uplo_len = 1);
+void pcgesv_(const int* n, const int* nrhs, accrete_cfloat* a, const int* ia, const int* ja, const int* desca,
+             int* ipiv, accrete_cfloat* b, const int* ib, const int* jb, const int* descb, int* info);
+void pzgesv_(const int* n, const int* nrhs, accrete_cdouble* a, const int* ia, const int* ja, const int* desca,
+             int* ipiv, accrete_cdouble* b, const int* ib, const int* jb, const int* descb, int* info);
 // PBLAS is written in C: no hidden length arguments.
+void pcgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+             const accrete_cfloat* alpha, const accrete_cfloat* a, const int* ia, const int* ja, const int* desca,
+             const accrete_cfloat* b, const int* ib, const int* jb, const int* descb, const accrete_cfloat* beta,
+             accrete_cfloat* c, const int* ic, const int* jc, const int* descc);
+void pzgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+             const accrete_cdouble* alpha, const accrete_cdouble* a, const int* ia, const int* ja, const int* desca,
+             const accrete_cdouble* b, const int* ib, const int* jb, const int* descb, const accrete_cdouble* beta,
+             accrete_cdouble* c, const int* ic, const int* jc, const int* descc);
 void psgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
              const float* a, const int* ia, const int* ja, const int* desca, const float* b, const int* ib,
              const int* jb, const int* descb, const float* beta, float* c, const int* ic, const int* jc,
@@ -67,25 +93,46 @@ inline int fint(std::int64_t v, const char* what) {
   if (v > INT_MAX) throw std::invalid_argument(std::string("accrete::linalg: ") + what + " does not fit a Fortran INTEGER");
   return int(v);
 }
+
+// One overload per ScaLAPACK precision (s, d, c, z), so that the
+// functions below are written once. Arguments as ScaLAPACK's, minus ia/ja
+// (always 1: whole matrices).
+inline constexpr int one = 1;
+#define ACCRETE_LINALG_PRECISION(T, R, x)                                                                           \
+  inline R lange(char w, int m, int n, const T* a, const int* d, R* work) {                                         \
+    return p##x##lange_(&w, &m, &n, a, &one, &one, d, work);                                                        \
+  }                                                                                                                 \
+  inline void posv(int n, int nrhs, T* a, const int* da, T* b, const int* db, int* info) {                         \
+    p##x##posv_("U", &n, &nrhs, a, &one, &one, da, b, &one, &one, db, info);                                        \
+  }                                                                                                                 \
+  inline void gesv(int n, int nrhs, T* a, const int* da, int* ipiv, T* b, const int* db, int* info) {              \
+    p##x##gesv_(&n, &nrhs, a, &one, &one, da, ipiv, b, &one, &one, db, info);                                       \
+  }                                                                                                                 \
+  inline void gemm(char ta, char tb, int m, int n, int k, T alpha, const T* a, const int* da, const T* b,          \
+                   const int* db, T beta, T* c, const int* dc) {                                                    \
+    p##x##gemm_(&ta, &tb, &m, &n, &k, &alpha, a, &one, &one, da, b, &one, &one, db, &beta, c, &one, &one, dc);      \
+  }
+ACCRETE_LINALG_PRECISION(float, float, s)
+ACCRETE_LINALG_PRECISION(double, double, d)
+ACCRETE_LINALG_PRECISION(std::complex<float>, float, c)
+ACCRETE_LINALG_PRECISION(std::complex<double>, double, z)
+#undef ACCRETE_LINALG_PRECISION
 }  // namespace detail
 
 /// A norm of A (p?lange): '1' (largest absolute column sum), 'I' (largest
 /// absolute row sum), 'F' (Frobenius) or 'M' (largest absolute value).
 template <class T>
 double norm(char which, const convergent_matrix<T>& A) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   if (which != '1' && which != 'I' && which != 'F' && which != 'M')
     throw std::invalid_argument(std::string("accrete::linalg::norm: '") + std::string(1, which) +
                                 "' is not one of '1', 'I', 'F', 'M'");
   const auto da = A.descriptor();
-  const int m = detail::fint(A.rows(), "m"), n = detail::fint(A.cols(), "n"), one = 1;
-  // p?lange's workspace: local rows or columns plus a block, whichever is larger.
-  std::vector<T> work(static_cast<std::size_t>(std::max(A.local_rows(), A.local_cols()) +
+  const int m = detail::fint(A.rows(), "m"), n = detail::fint(A.cols(), "n");
+  // p?lange's (real) workspace: local rows or columns plus a block, whichever is larger.
+  using R = decltype(std::abs(T()));
+  std::vector<R> work(static_cast<std::size_t>(std::max(A.local_rows(), A.local_cols()) +
                                                std::max(A.layout().row_block(), A.layout().col_block()) + 1));
-  if constexpr (std::is_same_v<T, float>)
-    return double(pslange_(&which, &m, &n, A.local(), &one, &one, da.data(), work.data()));
-  else
-    return pdlange_(&which, &m, &n, A.local(), &one, &one, da.data(), work.data());
+  return double(detail::lange(which, m, n, A.local(), da.data(), work.data()));
 }
 
 /// A += alpha I (on the diagonal of A's leading square). Local: every
@@ -100,20 +147,17 @@ void add_to_diagonal(convergent_matrix<T>& A, T alpha) {
   }
 }
 
-/// Solves A X = B for symmetric positive definite A (its upper triangle is
-/// read): A becomes its Cholesky factor U, B becomes X. p?posv.
+/// Solves A X = B for symmetric (complex: Hermitian) positive definite A,
+/// whose upper triangle is read: A becomes its Cholesky factor U, B becomes
+/// X. p?posv.
 template <class T>
 void posv(convergent_matrix<T>& A, convergent_matrix<T>& B) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   detail::check_system(A, B, "posv");
   const auto da = A.descriptor(), db = B.descriptor();
   detail::same_grid(da, db, "posv");
-  const int n = detail::fint(A.rows(), "n"), nrhs = detail::fint(B.cols(), "nrhs"), one = 1;
+  const int n = detail::fint(A.rows(), "n"), nrhs = detail::fint(B.cols(), "nrhs");
   int info = 0;
-  if constexpr (std::is_same_v<T, float>)
-    psposv_("U", &n, &nrhs, A.local(), &one, &one, da.data(), B.local(), &one, &one, db.data(), &info);
-  else
-    pdposv_("U", &n, &nrhs, A.local(), &one, &one, da.data(), B.local(), &one, &one, db.data(), &info);
+  detail::posv(n, nrhs, A.local(), da.data(), B.local(), db.data(), &info);
   detail::check_info(info, "p?posv");
 }
 
@@ -121,26 +165,23 @@ void posv(convergent_matrix<T>& A, convergent_matrix<T>& B) {
 /// becomes its factors, B becomes X. p?gesv.
 template <class T>
 void gesv(convergent_matrix<T>& A, convergent_matrix<T>& B) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   detail::check_system(A, B, "gesv");
   const auto da = A.descriptor(), db = B.descriptor();
   detail::same_grid(da, db, "gesv");
-  const int n = detail::fint(A.rows(), "n"), nrhs = detail::fint(B.cols(), "nrhs"), one = 1;
+  const int n = detail::fint(A.rows(), "n"), nrhs = detail::fint(B.cols(), "nrhs");
   std::vector<int> ipiv(std::size_t(A.local_rows() + A.layout().row_block()));
   int info = 0;
-  if constexpr (std::is_same_v<T, float>)
-    psgesv_(&n, &nrhs, A.local(), &one, &one, da.data(), ipiv.data(), B.local(), &one, &one, db.data(), &info);
-  else
-    pdgesv_(&n, &nrhs, A.local(), &one, &one, da.data(), ipiv.data(), B.local(), &one, &one, db.data(), &info);
+  detail::gesv(n, nrhs, A.local(), da.data(), ipiv.data(), B.local(), db.data(), &info);
   detail::check_info(info, "p?gesv");
 }
 
 /// Eigenvalues (ascending, on every process) and eigenvectors (into Z) of
 /// symmetric A, whose upper triangle is read and then destroyed. p?syevd.
-/// ScaLAPACK requires square blocks (mb == nb) here.
+/// ScaLAPACK requires square blocks (mb == nb) here. Real types only (the
+/// Hermitian p?heevd is not wrapped yet).
 template <class T>
 std::vector<T> syevd(convergent_matrix<T>& A, convergent_matrix<T>& Z) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "linalg::syevd: float and double only");
   if (A.rows() != A.cols() || Z.rows() != A.rows() || Z.cols() != A.cols())
     throw std::invalid_argument("accrete::linalg::syevd: A is " + std::to_string(A.rows()) + " x " +
                                 std::to_string(A.cols()) + ", Z " + std::to_string(Z.rows()) + " x " +
@@ -170,18 +211,21 @@ std::vector<T> syevd(convergent_matrix<T>& A, convergent_matrix<T>& Z) {
   return w;
 }
 
-/// C = alpha op(A) op(B) + beta C, op = identity ('N') or transpose ('T'). p?gemm.
+/// C = alpha op(A) op(B) + beta C, op = identity ('N'), transpose ('T')
+/// or, for complex T, conjugate transpose ('C'). p?gemm.
 template <class T>
 void gemm(char transa, char transb, T alpha, const convergent_matrix<T>& A, const convergent_matrix<T>& B, T beta,
           convergent_matrix<T>& C) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  constexpr bool complex = !std::is_floating_point_v<T>;
   auto op = [](char t, const char* which) {
-    if (t == 'N' || t == 'n') return false;
-    if (t == 'T' || t == 't') return true;
+    if (t == 'N' || t == 'n') return 'N';
+    if (t == 'T' || t == 't') return 'T';
+    if (complex && (t == 'C' || t == 'c')) return 'C';
     throw std::invalid_argument(std::string("accrete::linalg::gemm: ") + which + " = '" + std::string(1, t) +
-                                "' (use 'N' or 'T')");
+                                (complex ? "' (use 'N', 'T' or 'C')" : "' (use 'N' or 'T')"));
   };
-  const bool ta = op(transa, "transa"), tb = op(transb, "transb");
+  const char a = op(transa, "transa"), b = op(transb, "transb");
+  const bool ta = a != 'N', tb = b != 'N';
   const std::int64_t m = ta ? A.cols() : A.rows(), k = ta ? A.rows() : A.cols();
   const std::int64_t kb = tb ? B.cols() : B.rows(), n = tb ? B.rows() : B.cols();
   if (k != kb || C.rows() != m || C.cols() != n)
@@ -191,14 +235,8 @@ void gemm(char transa, char transb, T alpha, const convergent_matrix<T>& A, cons
   const auto da = A.descriptor(), db = B.descriptor(), dc = C.descriptor();
   detail::same_grid(da, db, "gemm");
   detail::same_grid(da, dc, "gemm");
-  const int mi = detail::fint(m, "m"), ni = detail::fint(n, "n"), ki = detail::fint(k, "k"), one = 1;
-  const char a = ta ? 'T' : 'N', b = tb ? 'T' : 'N';
-  if constexpr (std::is_same_v<T, float>)
-    psgemm_(&a, &b, &mi, &ni, &ki, &alpha, A.local(), &one, &one, da.data(), B.local(), &one, &one, db.data(), &beta,
-            C.local(), &one, &one, dc.data());
-  else
-    pdgemm_(&a, &b, &mi, &ni, &ki, &alpha, A.local(), &one, &one, da.data(), B.local(), &one, &one, db.data(), &beta,
-            C.local(), &one, &one, dc.data());
+  detail::gemm(a, b, detail::fint(m, "m"), detail::fint(n, "n"), detail::fint(k, "k"), alpha, A.local(), da.data(),
+               B.local(), db.data(), beta, C.local(), dc.data());
 }
 
 }  // namespace accrete::linalg

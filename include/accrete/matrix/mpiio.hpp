@@ -12,6 +12,7 @@
 #include <accrete/matrix/block_cyclic.hpp>
 #include <accrete/matrix/process_grid.hpp>
 
+#include <complex>
 #include <cstdint>
 #include <string>
 
@@ -32,6 +33,10 @@ void write_matrix(const std::string& path, const block_cyclic& layout, const pro
                   const double* local, std::int64_t lld);
 void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                   const float* local, std::int64_t lld);
+void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
+                  const std::complex<double>* local, std::int64_t lld);
+void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
+                  const std::complex<float>* local, std::int64_t lld);
 
 /// Reads a file written by write_matrix (or any raw column-major m x n
 /// matrix of T) into this process's piece, with the same conventions and
@@ -42,5 +47,9 @@ void read_matrix(const std::string& path, const block_cyclic& layout, const proc
                  double* local, std::int64_t lld);
 void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                  float* local, std::int64_t lld);
+void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
+                 std::complex<double>* local, std::int64_t lld);
+void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
+                 std::complex<float>* local, std::int64_t lld);
 
 }  // namespace accrete

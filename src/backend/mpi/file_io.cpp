@@ -161,7 +161,7 @@ void block_cyclic_io(const char* fn, const std::string& path, const block_cyclic
   const distribution d = distribution::block_cyclic(layout);
   detail::matrix_file f{path,
                         fn,
-                        detail::scalar_type_of<T>(),
+                        detail::element_type_of<T>(),
                         layout.rows(),
                         layout.cols(),
                         d.row_axis().owned_runs(grid.my_row()),
@@ -175,21 +175,21 @@ void block_cyclic_io(const char* fn, const std::string& path, const block_cyclic
 
 }  // namespace
 
-void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
-                  const double* local, std::int64_t lld) {
-  block_cyclic_io("write_matrix", path, layout, grid, const_cast<double*>(local), lld, true);
-}
-void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
-                  const float* local, std::int64_t lld) {
-  block_cyclic_io("write_matrix", path, layout, grid, const_cast<float*>(local), lld, true);
-}
-void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
-                 double* local, std::int64_t lld) {
-  block_cyclic_io("read_matrix", path, layout, grid, local, lld, false);
-}
-void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
-                 float* local, std::int64_t lld) {
-  block_cyclic_io("read_matrix", path, layout, grid, local, lld, false);
-}
+// Every element type of convergent_matrix; complex files interleave real
+// and imaginary parts, as std::complex does in memory.
+#define ACCRETE_MATRIX_FILE_IO(T)                                                                  \
+  void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid, \
+                    const T* local, std::int64_t lld) {                                            \
+    block_cyclic_io("write_matrix", path, layout, grid, const_cast<T*>(local), lld, true);         \
+  }                                                                                                \
+  void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,  \
+                   T* local, std::int64_t lld) {                                                   \
+    block_cyclic_io("read_matrix", path, layout, grid, local, lld, false);                         \
+  }
+ACCRETE_MATRIX_FILE_IO(float)
+ACCRETE_MATRIX_FILE_IO(double)
+ACCRETE_MATRIX_FILE_IO(std::complex<float>)
+ACCRETE_MATRIX_FILE_IO(std::complex<double>)
+#undef ACCRETE_MATRIX_FILE_IO
 
 }  // namespace accrete
