@@ -81,13 +81,10 @@ struct result {
 };
 
 // Runs the workload R times on one convergent_matrix with the given
-// strategy (reproducible: convergent_matrix_options::reproducible), each
-// round ended by commit() (and reopened before the next); T and the phase
-// times are per round, the checksum that of one round.
-sample run_accrete(const hw::params& prm, const process_grid& grid, update_strategy s, bool reproducible, int R) {
-  convergent_matrix_options o;
-  o.strategy = s;
-  o.reproducible = reproducible;
+// options (strategy, reproducible, atomic_updates), each round ended by
+// commit() (and reopened before the next); T and the phase times are per
+// round, the checksum that of one round.
+sample run_accrete(const hw::params& prm, const process_grid& grid, const convergent_matrix_options& o, int R) {
   convergent_matrix<float> H(prm.N, prm.N, grid, hw::MB, hw::NB, o);
   hw::update up;
   double gen = 0;
@@ -203,12 +200,17 @@ int main(int argc, char** argv) {
     if (rank_me() == 0) std::fprintf(stderr, "bench_hessian: --rounds must be positive\n");
     return 2;
   }
-  auto accrete_run = [&](update_strategy st, bool repro) {
-    return [&, st, repro] { return run_accrete(prm, grid, st, repro, std::max(rounds, 1)); };
+  auto accrete_run = [&](update_strategy st, bool repro, bool atomic) {
+    convergent_matrix_options o;
+    o.strategy = st;
+    o.reproducible = repro;
+    o.atomic_updates = atomic;
+    return [&, o] { return run_accrete(prm, grid, o, std::max(rounds, 1)); };
   };
-  impls.push_back({"accrete_packets", accrete_run(update_strategy::packets, false)});
-  impls.push_back({"accrete_alltoall", accrete_run(update_strategy::alltoall, false)});
-  impls.push_back({"accrete_packets_repro", accrete_run(update_strategy::packets, true)});
+  impls.push_back({"accrete_packets", accrete_run(update_strategy::packets, false, false)});
+  impls.push_back({"accrete_alltoall", accrete_run(update_strategy::alltoall, false, false)});
+  impls.push_back({"accrete_packets_repro", accrete_run(update_strategy::packets, true, false)});
+  impls.push_back({"accrete_packets_atomic", accrete_run(update_strategy::packets, false, true)});
   std::vector<float> mat;
   // Rounds: one call per round into the same storage, zeroed once; T is
   // per round, the checksum that of one round.
@@ -366,13 +368,16 @@ int main(int argc, char** argv) {
        << ",\"mpi_accumulate_over_packets\":" << ratio(acc, pk)
        << ",\"mpi_alltoallv_over_packets\":" << ratio(a2a, pk)
        << ",\"mpi_shared_memory_over_packets\":" << ratio(shm, pk)
-       << ",\"packets_repro_over_packets\":" << ratio(median_T("accrete_packets_repro"), pk) << "}}\n";
+       << ",\"packets_repro_over_packets\":" << ratio(median_T("accrete_packets_repro"), pk)
+       << ",\"packets_atomic_over_packets\":" << ratio(median_T("accrete_packets_atomic"), pk) << "}}\n";
     if (pk > 0)
       std::printf("summary: packets / physical bound %.2f, / local-apply ref %.2f; best MPI baseline / packets %.2f%s\n",
                   ratio(pk, phys_T), ratio(pk, ref_T), ratio(best, pk),
                   shm > 0 ? (", shared-memory baseline / packets " + std::to_string(ratio(shm, pk))).c_str() : "");
     if (pk > 0 && median_T("accrete_packets_repro") > 0)
       std::printf("summary: reproducible packets / packets %.2f\n", ratio(median_T("accrete_packets_repro"), pk));
+    if (pk > 0 && median_T("accrete_packets_atomic") > 0)
+      std::printf("summary: atomic-update packets / packets %.2f\n", ratio(median_T("accrete_packets_atomic"), pk));
     std::printf("RSS: peak resident set per process while that implementation ran (max over processes and reps)\n");
     if (!json.empty()) {
       FILE* f = std::fopen(json.c_str(), "w");

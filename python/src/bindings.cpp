@@ -13,6 +13,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -110,9 +111,11 @@ void bind_matrix(nb::module_& m, const char* name) {
       .def(
           "__init__",
           [](M* self, std::int64_t rows, std::int64_t cols, const process_grid& g, std::int64_t mb, std::int64_t nb_,
-             const std::string& strategy, std::size_t buffer_cap, bool reproducible, const std::string& merge) {
+             const std::string& strategy, std::size_t buffer_cap, bool reproducible, const std::string& merge,
+             bool atomic_updates) {
             convergent_matrix_options o;
             o.reproducible = reproducible;
+            o.atomic_updates = atomic_updates;
             if (merge == "sum")
               o.merge = merge_op::sum;
             else if (merge == "max")
@@ -131,7 +134,8 @@ void bind_matrix(nb::module_& m, const char* name) {
             o.buffer_cap = buffer_cap;
             new (self) M(rows, cols, g, mb, nb_, o);
           },
-          "m"_a, "n"_a, "grid"_a, "mb"_a, "nb"_a, "strategy"_a, "buffer_cap"_a, "reproducible"_a, "merge"_a)
+          "m"_a, "n"_a, "grid"_a, "mb"_a, "nb"_a, "strategy"_a, "buffer_cap"_a, "reproducible"_a, "merge"_a,
+          "atomic_updates"_a)
       .def_prop_ro("shape", [](const M& a) { return std::make_tuple(a.rows(), a.cols()); })
       .def_prop_ro("grid", [](const M& a) { return std::make_tuple(a.grid().rows(), a.grid().cols()); })
       .def(
@@ -170,6 +174,16 @@ void bind_matrix(nb::module_& m, const char* name) {
       .def("fill_lower", &M::fill_lower)
       .def("symmetrize", &M::symmetrize)
       .def("get", &M::get, "i"_a, "j"_a)
+      .def("snapshot_local",
+           [](const M& a) {
+             // lld x local columns, as stored; returned as its local_rows rows.
+             auto out = new_fortran<T>(a.lld(), a.local_cols());
+             {
+               nb::gil_scoped_release unlocked;
+               a.snapshot_local(std::span<T>(out.data(), std::size_t(a.lld() * a.local_cols())));
+             }
+             return out;
+           })
       .def_prop_ro("local",
                    [](nb::handle self) {
                      M& a = nb::cast<M&>(self);
@@ -337,16 +351,17 @@ void bind_linalg(nb::module_& la) {
     nb::gil_scoped_release unlocked;
     linalg::gesv(A, B);
   });
-  la.def("syevd", [](M& A, M& Z) {
-    std::vector<T> w;
-    {
-      nb::gil_scoped_release unlocked;
-      w = linalg::syevd(A, Z);
-    }
-    auto out = new_fortran<T>(std::int64_t(w.size()), 1);
-    std::copy(w.begin(), w.end(), out.data());
-    return out;
-  });
+  if constexpr (std::is_floating_point_v<T>)
+    la.def("syevd", [](M& A, M& Z) {
+      std::vector<T> w;
+      {
+        nb::gil_scoped_release unlocked;
+        w = linalg::syevd(A, Z);
+      }
+      auto out = new_fortran<T>(std::int64_t(w.size()), 1);
+      std::copy(w.begin(), w.end(), out.data());
+      return out;
+    });
   la.def("norm", [](char which, const M& A) { return linalg::norm(which, A); });
   la.def("add_to_diagonal", [](M& A, T alpha) { linalg::add_to_diagonal(A, alpha); });
   la.def("gemm", [](char ta, char tb, T alpha, const M& A, const M& B, T beta, M& C) {
@@ -403,6 +418,8 @@ NB_MODULE(_accrete, m) {
 
   bind_matrix<float>(m, "ConvergentMatrixF32");
   bind_matrix<double>(m, "ConvergentMatrixF64");
+  bind_matrix<std::complex<float>>(m, "ConvergentMatrixC64");
+  bind_matrix<std::complex<double>>(m, "ConvergentMatrixC128");
   bind_array<float>(m, "DistArrayF32");
   bind_array<double>(m, "DistArrayF64");
   bind_array<std::complex<float>>(m, "DistArrayC64");
@@ -413,6 +430,8 @@ NB_MODULE(_accrete, m) {
   auto la = m.def_submodule("linalg", "ScaLAPACK on assembled matrices (accrete/matrix/linalg.hpp)");
   bind_linalg<float>(la);
   bind_linalg<double>(la);
+  bind_linalg<std::complex<float>>(la);
+  bind_linalg<std::complex<double>>(la);
 
   nb::class_<counter>(m, "Counter")
       .def(nb::init<std::int64_t>(), "initial"_a = 0)

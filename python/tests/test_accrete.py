@@ -349,3 +349,57 @@ def test_workload_matches_its_checksum():
         assert np.all(np.diff(ix) > 0)
         total += float(B.sum(dtype=np.float64))
     assert COMM.allreduce(total) == accrete.workload.expected_checksum(prm, P)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_matrix_hermitian_solve(dtype):
+    """Complex assembly is exact (parts are multiples of 0.25); fill_lower
+    mirrors conjugates; posv solves a Hermitian positive definite system."""
+    m = 23
+    mine = contribution(ME, m, m, np.float64) + 1j * contribution(ME + 3, m, m, np.float64)
+    H = accrete.ConvergentMatrix(m, m, dtype=dtype, block=(4, 3), buffer_cap=4096)
+    H.update(np.asfortranarray(mine.astype(dtype)), np.arange(m), np.arange(m))
+    H.commit()
+    want = sum(contribution(p, m, m, np.float64) + 1j * contribution(p + 3, m, m, np.float64) for p in range(P))
+    full = H.to_numpy()
+    if ME == 0:
+        assert full.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(full, want.astype(dtype))
+    H.fill_lower()
+    full = H.to_numpy()
+    if ME == 0:
+        up = np.triu(want, 1)
+        np.testing.assert_array_equal(full, (up + up.conj().T + np.diag(np.diag(want))).astype(dtype))
+    # A Hermitian positive definite system, solved in place.
+    rng = np.random.default_rng(5)
+    n = 30
+    x = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    a = (x @ x.conj().T + n * np.eye(n)).astype(dtype)
+    b = (np.arange(2 * n) + 1j).reshape(n, 2).astype(dtype)
+    A, B = from_numpy(a), from_numpy(b)
+    accrete.linalg.posv(A, B)
+    got = B.to_numpy()
+    if ME == 0:
+        tol = 1e-4 if dtype == np.complex64 else 1e-10
+        np.testing.assert_allclose(got, np.linalg.solve(a.astype(np.complex128), b), rtol=tol)
+    with pytest.raises(ValueError, match="no order"):
+        accrete.ConvergentMatrix(4, 4, dtype=dtype, merge="max")
+
+
+def test_atomic_updates_snapshots_see_whole_updates():
+    """atomic_updates=True: every update adds one constant to the whole
+    matrix, so any snapshot of a part shows equal elements."""
+    m, n = 31, 27
+    A = accrete.ConvergentMatrix(m, n, np.float64, block=(3, 2), atomic_updates=True)
+    rng = np.random.default_rng(ME)
+    for k in range(20):
+        rows, cols = rng.permutation(m), rng.permutation(n)
+        A.update(np.full((m, n), float(ME + 1)), rows, cols)
+        snap = A.snapshot_local()
+        part = snap[: A.local.shape[0], :]
+        if part.size:
+            assert np.all(part == part.flat[0])
+    A.commit()
+    assert A.get(m - 1, 0) == 20 * P * (P + 1) / 2
+    with pytest.raises(ValueError, match="atomic_updates"):
+        accrete.ConvergentMatrix(4, 4, np.float64, atomic_updates=True, reproducible=True)

@@ -103,7 +103,31 @@ inline void merge_run(const assembly_shape& s, T* __restrict dst, const T* __res
 // Busy stripes are skipped and retried later, so a preempted lock holder
 // (oversubscribed nodes) does not stall the caller.
 template <class F>
-void assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int32_t nc, F&& cols) {
+bool assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int32_t nc, F&& cols, bool wait) {
+  if (shape_.atomic_updates) {
+    // Whole-update atomicity: every stripe the piece touches, locked in
+    // ascending order (two atomic appliers then never wait on each other in
+    // a cycle), then the whole piece at once (two-phase locking: pieces
+    // that share an element are applied one after the other). Without
+    // `wait`, a busy stripe releases those taken and reports false, so the
+    // caller can do another piece first.
+    thread_local std::vector<std::int64_t> stripes;
+    stripes.clear();
+    for (std::int32_t c = 0; c < nc; ++c) stripes.push_back(stripe_of(lcol[c]));
+    std::sort(stripes.begin(), stripes.end());
+    stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+    for (std::size_t k = 0; k < stripes.size(); ++k) {
+      if (wait) {
+        lock_stripe(part, stripes[k]);
+      } else if (!try_lock_stripe(part, stripes[k])) {
+        while (k > 0) unlock_stripe(part, stripes[--k]);
+        return false;
+      }
+    }
+    cols(0, nc);
+    for (std::int64_t st : stripes) unlock_stripe(part, st);
+    return true;
+  }
   struct segment {
     std::int64_t stripe;
     std::int32_t begin, end;
@@ -136,6 +160,7 @@ void assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int3
       pending.resize(keep);
     }
   }
+  return true;
 }
 
 /// The receive-side kernel: adds one validated packet to this process's part.
@@ -216,6 +241,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   thread_local std::vector<int> remote;
   const double t_start = now();
   bin(rows, cols, b);
+  if (shape_.atomic_updates) require_whole_pieces(b, sizeof(T));  // before anything is applied
   const double t_binned = now();
   const std::uint64_t my_round = round_.load(std::memory_order_relaxed);
   const bool colmaj = lay == matrix_layout::col_major;
@@ -253,46 +279,71 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   thread_local std::vector<spilled_one> spilled;
   spilled.clear();
   const bool exact = exact_capable<T> && shape_.reproducible;
+  // Adds the piece for `target` into its storage `peer`; false if an
+  // atomic piece found a stripe busy and `wait` is false.
+  auto store = [&](int target, std::byte* peer, bool wait) {
+    const auto p = piece(target);
+    T* data = reinterpret_cast<T*>(peer);
+    const std::int64_t tld = lld_of_[target];
+    make_runs(p.rloc, colmaj ? p.rpos : nullptr, p.nr, runs);
+    return with_stripes(
+        target, p.cloc, p.nc,
+        [&](std::int32_t c0, std::int32_t c1) {
+          for (std::int32_t c = c0; c < c1; ++c) {
+            T* dst = data + std::int64_t(p.cloc[c]) * tld;
+            const T* src = block + std::int64_t(p.cpos[c]) * cs;
+            if constexpr (exact_capable<T>) {
+              if (exact) {
+                // len elements from local row lrow0 of column p.cloc[c].
+                auto add = [&](std::int32_t lrow0, const T* from, std::int32_t len) {
+                  const R* rf = reinterpret_cast<const R*>(from);
+                  add_run_exact(reinterpret_cast<R*>(dst + lrow0), rf, len * w, [&](std::int32_t k) {
+                    spilled.push_back({target, lrow0 + k / w, p.cloc[c], k % w, rf[k]});
+                  });
+                };
+                if (colmaj)
+                  for (auto& ru : runs) add(p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
+                else
+                  for (std::int32_t r = 0; r < p.nr; ++r) add(p.rloc[r], &src[std::int64_t(p.rpos[r]) * rs], 1);
+                continue;
+              }
+            }
+            if (colmaj && shape_.merge == merge_op::sum) {  // decided per column: the add loop stays tight
+              for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
+            } else if (colmaj) {
+              for (auto& ru : runs) merge_run(shape_, dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
+            } else {
+              for (std::int32_t r = 0; r < p.nr; ++r)
+                merge_run(shape_, dst + p.rloc[r], src + std::int64_t(p.rpos[r]) * rs, 1);
+            }
+          }
+        },
+        wait);
+  };
+  // Atomic pieces whose part was busy are retried after the others (like
+  // busy stripes in with_stripes), so that a process does not wait while it
+  // has other work.
+  thread_local std::vector<std::pair<int, std::byte*>> busy;
+  busy.clear();
   for (int target : b.targets) {
     std::byte* peer = may_store ? direct_target(target, my_round) : nullptr;
     if (!peer) {
       remote.push_back(target);
       continue;
     }
-    const auto p = piece(target);
-    T* data = reinterpret_cast<T*>(peer);
-    const std::int64_t tld = lld_of_[target];
-    make_runs(p.rloc, colmaj ? p.rpos : nullptr, p.nr, runs);
-    with_stripes(target, p.cloc, p.nc, [&](std::int32_t c0, std::int32_t c1) {
-      for (std::int32_t c = c0; c < c1; ++c) {
-        T* dst = data + std::int64_t(p.cloc[c]) * tld;
-        const T* src = block + std::int64_t(p.cpos[c]) * cs;
-        if constexpr (exact_capable<T>) {
-          if (exact) {
-            // len elements from local row lrow0 of column p.cloc[c].
-            auto add = [&](std::int32_t lrow0, const T* from, std::int32_t len) {
-              const R* rf = reinterpret_cast<const R*>(from);
-              add_run_exact(reinterpret_cast<R*>(dst + lrow0), rf, len * w, [&](std::int32_t k) {
-                spilled.push_back({target, lrow0 + k / w, p.cloc[c], k % w, rf[k]});
-              });
-            };
-            if (colmaj)
-              for (auto& ru : runs) add(p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
-            else
-              for (std::int32_t r = 0; r < p.nr; ++r) add(p.rloc[r], &src[std::int64_t(p.rpos[r]) * rs], 1);
-            continue;
-          }
-        }
-        if (colmaj && shape_.merge == merge_op::sum) {  // decided per column: the add loop stays tight
-          for (auto& ru : runs) add_run(dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
-        } else if (colmaj) {
-          for (auto& ru : runs) merge_run(shape_, dst + p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
-        } else {
-          for (std::int32_t r = 0; r < p.nr; ++r) merge_run(shape_, dst + p.rloc[r], src + std::int64_t(p.rpos[r]) * rs, 1);
-        }
-      }
-    });
+    if (!store(target, peer, false)) busy.push_back({target, peer});
     ++direct;
+  }
+  while (!busy.empty()) {
+    std::size_t keep = 0;
+    for (auto& t : busy)
+      if (!store(t.first, t.second, false)) busy[keep++] = t;
+    if (keep == busy.size()) {  // all busy: wait for the first
+      store(busy[0].first, busy[0].second, true);
+      busy.erase(busy.begin());
+    } else {
+      busy.resize(keep);
+    }
   }
   const double t_direct = now();
   {

@@ -4,6 +4,7 @@
 // diagnostic) and the newest round open for contributions (`open`,
 // release-stored by the owner, acquire-loaded by node-local origins).
 #include <atomic>
+#include <cstring>
 
 #include "accrete/detail/assembly_engine.hpp"
 #include "assembly/common.hpp"
@@ -55,6 +56,15 @@ bool assembly_engine::try_lock_stripe(int part, std::int64_t stripe) const noexc
 
 void assembly_engine::unlock_stripe(int part, std::int64_t stripe) const noexcept {
   stripe_word(block_.peer(world_of_[part]), stripe).store(0, std::memory_order_release);
+}
+
+void assembly_engine::snapshot(void* dst) const {
+  require_usable("snapshot_local");
+  const int me = shape_.my_part;
+  // All stripes in ascending order, like an atomic update (kernels.hpp).
+  for (std::int64_t s = 0; s < nlocks; ++s) lock_stripe(me, s);
+  std::memcpy(dst, storage(), std::size_t(shape_.lld) * std::size_t(shape_.lcols) * shape_.elem_size);
+  for (std::int64_t s = 0; s < nlocks; ++s) unlock_stripe(me, s);
 }
 
 void assembly_engine::read(int part, std::int64_t li, std::int64_t lj, void* dst, std::size_t bytes) const {

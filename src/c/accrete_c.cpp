@@ -20,7 +20,10 @@ using namespace accrete;
 
 // Each handle holds its object in `obj`, so that on() serves both kinds.
 struct accrete_matrix_s {
-  std::variant<std::unique_ptr<convergent_matrix<float>>, std::unique_ptr<convergent_matrix<double>>> obj;
+  std::variant<std::unique_ptr<convergent_matrix<float>>, std::unique_ptr<convergent_matrix<double>>,
+               std::unique_ptr<convergent_matrix<std::complex<float>>>,
+               std::unique_ptr<convergent_matrix<std::complex<double>>>>
+      obj;
 };
 
 struct accrete_array_s {
@@ -230,6 +233,7 @@ accrete_status accrete_matrix_default_options(accrete_matrix_options* o) {
     o->lld = d.lld;
     o->seed = d.seed;
     o->reproducible = d.reproducible ? 1 : 0;
+    o->atomic_updates = d.atomic_updates ? 1 : 0;
     o->merge = ACCRETE_MERGE_SUM;
   });
 }
@@ -252,20 +256,26 @@ accrete_status accrete_matrix_create(accrete_matrix* out, accrete_dtype dtype, i
       opt.lld = o->lld;
       opt.seed = o->seed;
       opt.reproducible = o->reproducible != 0;
+      opt.atomic_updates = o->atomic_updates != 0;
       require(o->merge == ACCRETE_MERGE_SUM || o->merge == ACCRETE_MERGE_MAX || o->merge == ACCRETE_MERGE_MIN, fn,
               "merge = " + std::to_string(o->merge) + " is not an accrete_merge");
       opt.merge = o->merge == ACCRETE_MERGE_SUM ? merge_op::sum
                   : o->merge == ACCRETE_MERGE_MAX ? merge_op::max
                                                   : merge_op::min;
     }
-    require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE, fn,
-            "dtype = " + std::to_string(int(dtype)) + ": a convergent_matrix holds ACCRETE_FLOAT or ACCRETE_DOUBLE");
+    require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE || dtype == ACCRETE_COMPLEX_FLOAT ||
+                dtype == ACCRETE_COMPLEX_DOUBLE,
+            fn, "dtype = " + std::to_string(int(dtype)) + ": a convergent_matrix holds a floating-point type");
     const process_grid grid = make_grid(pr, pc, fn);
     auto h = std::make_unique<accrete_matrix_s>();
     if (dtype == ACCRETE_FLOAT)
       h->obj = std::make_unique<convergent_matrix<float>>(m, n, grid, mb, nb, opt);
-    else
+    else if (dtype == ACCRETE_DOUBLE)
       h->obj = std::make_unique<convergent_matrix<double>>(m, n, grid, mb, nb, opt);
+    else if (dtype == ACCRETE_COMPLEX_FLOAT)
+      h->obj = std::make_unique<convergent_matrix<std::complex<float>>>(m, n, grid, mb, nb, opt);
+    else
+      h->obj = std::make_unique<convergent_matrix<std::complex<double>>>(m, n, grid, mb, nb, opt);
     *out = h.release();
   });
 }
@@ -319,6 +329,16 @@ accrete_status accrete_matrix_get(accrete_matrix a, int64_t i, int64_t j, void* 
     using T = typename std::remove_reference_t<decltype(M)>::value_type;
     require(value != nullptr, fn, "null output pointer");
     *static_cast<T*>(value) = M.get(i, j);
+  });
+}
+
+accrete_status accrete_matrix_snapshot_local(accrete_matrix a, void* dst, int64_t count) {
+  static const char* fn = "accrete_matrix_snapshot_local";
+  return on(a, fn, [&](auto& M) {
+    using T = typename std::remove_reference_t<decltype(M)>::value_type;
+    require(dst != nullptr, fn, "null destination");
+    require(count >= 0, fn, "count = " + std::to_string(count));
+    M.snapshot_local(std::span<T>(static_cast<T*>(dst), std::size_t(count)));
   });
 }
 

@@ -87,6 +87,9 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
     if ((opt.merge == merge_op::max || opt.merge == merge_op::min) && !ordered)
       throw std::invalid_argument(who + "merge = " + (opt.merge == merge_op::max ? "max" : "min") +
                                   " on complex elements, which have no order (use a merge_function)");
+    if (opt.atomic_updates && opt.reproducible)
+      throw std::invalid_argument(who + "atomic_updates = true with reproducible = true: reproducible assembly "
+                                        "applies inexact contributions at commit, not with their update");
     if (opt.merge == merge_op::user && opt.reproducible)
       throw std::invalid_argument(who + "reproducible = true with a user merge function: reproducible assembly "
                                         "concerns sums (an exactly associative function is reproducible already)");
@@ -117,6 +120,7 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
   s.merge = user_merge ? merge_op::user : opt.merge;
   s.reproducible = opt.reproducible && s.merge == merge_op::sum;  // max and min are order-independent already
   s.user_merge = user_merge;
+  s.atomic_updates = opt.atomic_updates;
   return s;
 }
 
@@ -180,6 +184,16 @@ T convergent_matrix<T>::get(std::int64_t i, std::int64_t j) const {
   T v;
   engine_.read(part, layout().local_row(i), layout().local_col(j), &v, sizeof v);
   return v;
+}
+
+template <class T>
+void convergent_matrix<T>::snapshot_local(std::span<T> dst) const {
+  engine_.require_usable("snapshot_local");
+  const std::size_t need = std::size_t(lld()) * std::size_t(local_cols());
+  if (dst.size() < need)
+    throw std::invalid_argument("accrete::convergent_matrix::snapshot_local: dst has " + std::to_string(dst.size()) +
+                                " elements, the part needs lld * local columns = " + std::to_string(need));
+  engine_.snapshot(dst.data());
 }
 
 template <class T>

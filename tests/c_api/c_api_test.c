@@ -251,6 +251,45 @@ static void test_merge_and_reproducible(void) {
   }
 }
 
+/* A complex matrix with whole-update atomicity: every process adds
+ * (p + 1)(1 + 2i) to all of a 6 x 5 matrix in one update, so a snapshot of
+ * a part shows equal elements; after commit each is sum (p + 1)(1 + 2i).
+ * Then MAX on complex and atomic + reproducible are rejected. */
+static void test_complex_and_atomic(void) {
+  accrete_matrix_options o;
+  OK(accrete_matrix_default_options(&o));
+  CHECK(o.atomic_updates == 0);
+  o.atomic_updates = 1;
+  accrete_matrix A = NULL;
+  OK(accrete_matrix_create(&A, ACCRETE_COMPLEX_DOUBLE, 6, 5, 0, 0, 2, 2, &o));
+  int64_t rows[6] = {5, 0, 3, 1, 4, 2}, cols[5] = {4, 2, 0, 3, 1};
+  double _Complex blk[30];
+  for (int k = 0; k < 30; ++k) blk[k] = (me + 1) * (1.0 + 2.0 * I);
+  OK(accrete_matrix_update(A, blk, 6, rows, 6, cols, 5, ACCRETE_COL_MAJOR));
+  int64_t lld = 0, lr = 0, lc = 0;
+  OK(accrete_matrix_local(A, NULL, &lld, &lr, &lc));
+  double _Complex* snap = malloc(sizeof(double _Complex) * (size_t)(lld * lc + 1));
+  OK(accrete_matrix_snapshot_local(A, snap, lld * lc));
+  for (int64_t j = 0; j < lc; ++j)
+    for (int64_t i = 0; i < lr; ++i) CHECK(snap[i + j * lld] == snap[0]);
+  if (lld * lc > 1) FAILS(accrete_matrix_snapshot_local(A, snap, 1), ACCRETE_ERR_ARG, "dst has 1 elements");
+  free(snap);
+  OK(accrete_matrix_commit(A));
+  const double tri = np * (np + 1) / 2.0;
+  for (int64_t i = 0; i < 6; ++i) {
+    double _Complex v = 0;
+    OK(accrete_matrix_get(A, i, (i + me) % 5, &v));
+    CHECK(creal(v) == tri && cimag(v) == 2 * tri);
+  }
+  OK(accrete_matrix_free(&A));
+  o.reproducible = 1;
+  FAILS(accrete_matrix_create(&A, ACCRETE_COMPLEX_FLOAT, 4, 4, 0, 0, 2, 2, &o), ACCRETE_ERR_ARG, "atomic_updates");
+  o.reproducible = 0;
+  o.atomic_updates = 0;
+  o.merge = ACCRETE_MERGE_MAX;
+  FAILS(accrete_matrix_create(&A, ACCRETE_COMPLEX_FLOAT, 4, 4, 0, 0, 2, 2, &o), ACCRETE_ERR_ARG, "no order");
+}
+
 static double aval(int64_t i, int64_t j) { return 0.25 * (double)((i * 13 + j * 5) % 17); }
 
 typedef struct {
@@ -471,6 +510,7 @@ int main(int argc, char** argv) {
   test_matrix(ACCRETE_DOUBLE);
   test_symmetric();
   test_merge_and_reproducible();
+  test_complex_and_atomic();
   test_arrays();
   test_matrix_file_into_array();
   test_counter();

@@ -45,8 +45,8 @@ typedef enum accrete_status {
 typedef enum accrete_dtype {
   ACCRETE_FLOAT = 0,
   ACCRETE_DOUBLE = 1,
-  ACCRETE_COMPLEX_FLOAT = 2,   /* dist_array only */
-  ACCRETE_COMPLEX_DOUBLE = 3,  /* dist_array only */
+  ACCRETE_COMPLEX_FLOAT = 2,   /* dist_array and matrix (no merge MAX / MIN) */
+  ACCRETE_COMPLEX_DOUBLE = 3,
   ACCRETE_INT32 = 4,           /* dist_array only */
   ACCRETE_INT64 = 5,           /* dist_array only */
   /* Makes every int a valid value of the type, so that a bad value reaches
@@ -108,6 +108,7 @@ typedef struct accrete_matrix_options {
   uint64_t seed;           /* order in which targets are visited */
   int reproducible;        /* nonzero: bitwise-reproducible assembly (docs/semantics.md) */
   int merge;               /* accrete_merge (user functions: C++ only) */
+  int atomic_updates;      /* nonzero: whole-update atomicity (docs/semantics.md) */
 } accrete_matrix_options;
 
 /* Fills *opts with the defaults (those of convergent_matrix_options). */
@@ -144,6 +145,11 @@ accrete_status accrete_matrix_local(accrete_matrix a, void** local, int64_t* lld
                                     int64_t* local_cols);
 /* One element, read from its owner (non-collective); *value has the matrix's type. */
 accrete_status accrete_matrix_get(accrete_matrix a, int64_t i, int64_t j, void* value);
+/* Copies this process's part (lld x local_cols elements; `count` is dst's
+ * capacity in elements) while no update is being applied to it; with
+ * atomic_updates it holds each update's contribution entirely or not at
+ * all. Non-collective; callable during a round. */
+accrete_status accrete_matrix_snapshot_local(accrete_matrix a, void* dst, int64_t count);
 /* ScaLAPACK descriptor of the local part (collective on the first call: it
  * creates the grid's BLACS context). */
 accrete_status accrete_matrix_descriptor(accrete_matrix a, int desc[9]);

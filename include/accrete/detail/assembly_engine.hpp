@@ -26,8 +26,9 @@
 
 namespace accrete::detail {
 
-struct packet_view;  // packet_format.hpp
-class exchange;      // src/assembly/exchange.hpp
+struct packet_view;    // packet_format.hpp
+class exchange;        // src/assembly/exchange.hpp
+struct engine_access;  // white-box tests only (tests/cm_atomic_test.cpp)
 
 /// Block-cyclic map of one dimension: global index -> (owning part along
 /// this dimension, local index in that part).
@@ -76,6 +77,9 @@ struct assembly_shape {
   // contribution is added only where the sum is exact, else logged at its
   // owner; the settle kernel sums the log exactly at commit.
   bool reproducible = false;
+  // Whole-update atomicity: an update's piece for one part travels in one
+  // packet and is applied under all of its stripe locks at once.
+  bool atomic_updates = false;
   // How contributions combine with elements; `user` calls user_merge, a
   // T (*)(T, T) of the typed layer's element type.
   merge_op merge = merge_op::sum;
@@ -144,6 +148,9 @@ class assembly_engine {
     double value;
   };
   void log_spills(std::span<const spill> s);
+  /// Copies this process's part (lld x local columns) under all of its
+  /// stripe locks.
+  void snapshot(void* dst) const;
   std::vector<spill>& spills() noexcept { return spills_; }
   const assembly_shape& shape() const noexcept { return shape_; }
 
@@ -159,11 +166,16 @@ class assembly_engine {
   // A part's storage, if node-local and open for round `r`.
   std::byte* direct_target(int part, std::uint64_t r) const noexcept;
   // Calls cols(begin, end) for runs of columns sharing a stripe, each under
-  // that stripe's lock (src/assembly/kernels.hpp).
+  // that stripe's lock; with atomic_updates, cols(0, nc) once under all of
+  // them, and if a stripe is busy and !wait, nothing (returns false)
+  // (src/assembly/kernels.hpp).
   template <class F>
-  void with_stripes(int part, const std::int32_t* lcol, std::int32_t nc, F&& cols);
+  bool with_stripes(int part, const std::int32_t* lcol, std::int32_t nc, F&& cols, bool wait = true);
   // Largest packet (bytes) one message may carry; bigger ones are split.
   std::size_t max_packet_bytes() const noexcept;
+  // Atomic updates: throws std::invalid_argument unless every target's
+  // piece of `b` fits one packet (elements of elem_size bytes).
+  void require_whole_pieces(const binned& b, std::size_t elem_size) const;
   // Space for one packet in the coalescing buffer of `part` (lock held).
   std::byte* packet_slot(int part, std::size_t bytes);
   std::mutex& lock() const noexcept;
@@ -172,6 +184,7 @@ class assembly_engine {
  private:
   friend class packets_exchange;
   friend class alltoall_exchange;
+  friend struct engine_access;
 
   std::int64_t stripe_of(std::int32_t lcol) const noexcept { return (lcol / shape_.col_map.block) % nlocks; }
   void lock_stripe(int part, std::int64_t stripe) const noexcept;

@@ -47,6 +47,16 @@ struct convergent_matrix_options {
   /// and imaginary parts). Costs an exactness check per contribution and
   /// the log (docs/semantics.md, "Reproducible assembly").
   bool reproducible = false;
+  /// Whole-update atomicity: each update's contribution to one process's
+  /// part is applied as one unit with respect to every other update (and to
+  /// snapshot_local()), as in the UPC++ ConvergentMatrix; by default only
+  /// each element's merge is atomic. An update's piece for one part then
+  /// travels in one packet, so it must fit half of buffer_cap (a larger one
+  /// throws before anything is applied). update_symmetric's unit is one
+  /// column of its block. Not with `reproducible`, which defers inexact
+  /// contributions to commit. Costs waiting: a piece holds all of its
+  /// stripe locks at once (docs/semantics.md, "Whole-update atomicity").
+  bool atomic_updates = false;
   /// How updates combine with elements: sum (+=, the default), max or min
   /// (accrete/assembly.hpp; real types only: complex numbers have no order). For a user-supplied function use the
   /// constructor that takes a merge_function (merge_op::user here without
@@ -192,6 +202,15 @@ class convergent_matrix {
   /// committed value while the owner has not reopened).
   T get(std::int64_t i, std::int64_t j) const;
 
+  /// Copies this process's part (lld() x local_cols() elements,
+  /// column-major) into dst, holding all of the part's locks: no update is
+  /// being applied to it meanwhile. Non-collective, no progress; callable
+  /// during a round (between this process's updates, or from a callback).
+  /// With atomic_updates the copy holds each update's contribution to this
+  /// part entirely or not at all; without, possibly part of one. Throws
+  /// std::invalid_argument if dst is smaller than lld() * local_cols().
+  void snapshot_local(std::span<T> dst) const;
+
   /// ScaLAPACK descriptor of the local storage (creates the grid's BLACS
   /// context on first use: collective the first time).
   std::array<int, 9> descriptor() const;
@@ -210,6 +229,7 @@ class convergent_matrix {
   std::size_t held_messages() const { return engine_.held_messages(); }
 
  private:
+  friend struct detail::engine_access;
   void transpose_into(bool upper_only, bool average);
   block_cyclic layout_;
   process_grid grid_;

@@ -30,7 +30,9 @@ __all__ = [
 
 mpi_flavor: str = _accrete.mpi_flavor
 
-_MATRIX_TYPES = {np.dtype(np.float32): _accrete.ConvergentMatrixF32, np.dtype(np.float64): _accrete.ConvergentMatrixF64}
+_MATRIX_TYPES = {np.dtype(np.float32): _accrete.ConvergentMatrixF32, np.dtype(np.float64): _accrete.ConvergentMatrixF64,
+                 np.dtype(np.complex64): _accrete.ConvergentMatrixC64,
+                 np.dtype(np.complex128): _accrete.ConvergentMatrixC128}
 _ARRAY_TYPES = {
     np.dtype(np.float32): _accrete.DistArrayF32,
     np.dtype(np.float64): _accrete.DistArrayF64,
@@ -117,7 +119,7 @@ _grids: dict = {}
 
 
 class ConvergentMatrix:
-    """A dense m x n matrix (float32 or float64), 2D block-cyclic over a
+    """A dense m x n matrix (float32, float64, complex64 or complex128), 2D block-cyclic over a
     pr x pc grid of all processes (default: as square as P allows) with
     mb x nb blocks, assembled by asynchronous indexed-slice += updates.
 
@@ -130,16 +132,24 @@ class ConvergentMatrix:
     (docs/semantics.md, "Reproducible assembly").
 
     merge="max" or "min": updates combine as A = max(A, v) or min(A, v)
-    instead of A += v (NaN wins, -0 < +0: order-independent)."""
+    instead of A += v (NaN wins, -0 < +0: order-independent; real dtypes).
+
+    atomic_updates=True: each update's contribution to one process's part
+    is applied as one unit with respect to every other update and to
+    snapshot_local() (docs/semantics.md, "Whole-update atomicity").
+
+    Complex matrices are Hermitian for fill_lower (the lower triangle gets
+    conjugates), symmetrize ((A + A^H) / 2) and linalg.posv."""
 
     def __init__(self, m: int, n: int, dtype=np.float64, grid: Optional[Tuple[int, int]] = None,
                  block: Tuple[int, int] = (64, 64), strategy: str = "packets", buffer_cap: int = 64 << 20,
-                 reproducible: bool = False, merge: str = "sum"):
+                 reproducible: bool = False, merge: str = "sum", atomic_updates: bool = False):
         cls = _typed(_MATRIX_TYPES, dtype, "ConvergentMatrix")
         key = tuple(grid) if grid is not None else (0, 0)
         if key not in _grids:
             _grids[key] = _accrete.Grid(*key)
-        self._m = cls(m, n, _grids[key], block[0], block[1], strategy, buffer_cap, bool(reproducible), merge)
+        self._m = cls(m, n, _grids[key], block[0], block[1], strategy, buffer_cap, bool(reproducible), merge,
+                      bool(atomic_updates))
         self.dtype = np.dtype(dtype)
 
     shape = property(lambda self: self._m.shape)
@@ -175,6 +185,13 @@ class ConvergentMatrix:
     def get(self, i: int, j: int):
         """One element, read from its owner."""
         return self._m.get(i, j)
+
+    def snapshot_local(self) -> np.ndarray:
+        """A copy of this process's part (lld x local columns, Fortran order),
+        taken while no update is being applied to it: with atomic_updates it
+        holds each update's contribution to this part entirely or not at all.
+        Non-collective; callable during a round."""
+        return self._m.snapshot_local()
 
     @property
     def local(self) -> np.ndarray:
