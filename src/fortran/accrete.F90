@@ -237,16 +237,16 @@ module accrete
 
   ! ---- typed generics (specifics stamped out by accrete_typed.inc) ------------------------
   interface accrete_matrix_update
-    module procedure matrix_update_r4, matrix_update_r8
+    module procedure matrix_update_r4, matrix_update_r8, matrix_update_c4, matrix_update_c8
   end interface
   interface accrete_matrix_update_symmetric
-    module procedure matrix_update_symmetric_r4, matrix_update_symmetric_r8
+    module procedure matrix_update_symmetric_r4, matrix_update_symmetric_r8, matrix_update_symmetric_c4, matrix_update_symmetric_c8
   end interface
   interface accrete_matrix_local
-    module procedure matrix_local_r4, matrix_local_r8
+    module procedure matrix_local_r4, matrix_local_r8, matrix_local_c4, matrix_local_c8
   end interface
   interface accrete_matrix_get
-    module procedure matrix_get_r4, matrix_get_r8
+    module procedure matrix_get_r4, matrix_get_r8, matrix_get_c4, matrix_get_c8
   end interface
   interface accrete_array_put
     module procedure array_put_r4, array_put_r8, array_put_c4, array_put_c8, array_put_i4, array_put_i8
@@ -372,7 +372,8 @@ contains
   PATH_OP(accrete_array_load, accrete_array, c_array_load)
 
   ! ---- convergent_matrix ---------------------------------------------------------------------
-  ! A dense m x n matrix of ACCRETE_FLOAT or ACCRETE_DOUBLE, block-cyclic over
+  ! A dense m x n matrix of ACCRETE_FLOAT, ACCRETE_DOUBLE or ACCRETE_COMPLEX_FLOAT/DOUBLE
+  ! (Hermitian for fill_lower and symmetrize), block-cyclic over
   ! a pr x pc grid (default: the squarest) with mb x nb blocks (default 64).
   subroutine accrete_matrix_create(a, dtype, m, n, pr, pc, mb, nb, ierr)
     type(accrete_matrix), intent(out) :: a
@@ -548,7 +549,6 @@ contains
 #undef FTYPE
 #undef DTYPE
 #undef SFX
-#undef ACCRETE_MATRIX_TYPES
 #define FTYPE complex(c_float_complex)
 #define DTYPE ACCRETE_COMPLEX_FLOAT
 #define SFX(name) name/**/_c4
@@ -563,6 +563,7 @@ contains
 #undef FTYPE
 #undef DTYPE
 #undef SFX
+#undef ACCRETE_MATRIX_TYPES
 #define FTYPE integer(c_int32_t)
 #define DTYPE ACCRETE_INT32
 #define SFX(name) name/**/_i4

@@ -16,6 +16,7 @@ program fortran_api_test
   call test_array_other_types()
   call test_counter()
   call test_matrix()
+  call test_matrix_complex()
   call test_errors()
 
   call accrete_init(ierr)
@@ -246,6 +247,42 @@ contains
     call accrete_matrix_free(h)
   end subroutine
 
+  ! Complex: every rank adds a Hermitian 2 x 2 block on {p+1, p+2}; fill_lower
+  ! mirrors conjugates.
+  subroutine test_matrix_complex()
+    integer(c_int64_t), parameter :: n = 7
+    type(accrete_matrix) :: h
+    complex(c_double_complex) :: blk(2, 2), want(n, n), v
+    integer(c_int64_t) :: ix(2), i, j
+    call accrete_matrix_create(h, ACCRETE_COMPLEX_DOUBLE, n, n, mb=2_c_int64_t, nb=2_c_int64_t)
+    want = 0
+    do p = 0, np - 1
+      ix = [mod(p, 6) + 1, mod(p, 6) + 2]
+      blk(1, 1) = cmplx(p + 1, 0, c_double_complex)
+      blk(2, 2) = cmplx(0.5d0, 0, c_double_complex)
+      blk(1, 2) = cmplx(0.25d0 * p, 1.5d0, c_double_complex)
+      blk(2, 1) = conjg(blk(1, 2))
+      want(ix(1), ix(1)) = want(ix(1), ix(1)) + blk(1, 1)
+      want(ix(2), ix(2)) = want(ix(2), ix(2)) + blk(2, 2)
+      want(ix(1), ix(2)) = want(ix(1), ix(2)) + blk(1, 2)
+      if (p == me) call accrete_matrix_update_symmetric(h, blk, ix)
+    end do
+    call accrete_matrix_commit(h)
+    call accrete_matrix_fill_lower(h)
+    do j = 1, n
+      do i = 1, j - 1
+        want(j, i) = conjg(want(i, j))
+      end do
+    end do
+    do j = 1, n
+      do i = 1, n
+        call accrete_matrix_get(h, i, j, v)
+        call check(v == want(i, j), 'complex matrix element')
+      end do
+    end do
+    call accrete_matrix_free(h)
+  end subroutine
+
   subroutine test_errors()
     type(accrete_array) :: a
     type(accrete_matrix) :: h
@@ -268,8 +305,8 @@ contains
     call accrete_array_free(a)
     call accrete_array_free(a, ierr)
     call check(has_error(ACCRETE_ERR_ARG, 'null handle'), 'double free')
-    call accrete_matrix_create(h, ACCRETE_COMPLEX_DOUBLE, 4_c_int64_t, 4_c_int64_t, ierr=ierr)
-    call check(ierr == ACCRETE_ERR_ARG, 'complex convergent_matrix')
+    call accrete_matrix_create(h, ACCRETE_INT32, 4_c_int64_t, 4_c_int64_t, ierr=ierr)
+    call check(ierr == ACCRETE_ERR_ARG, 'integer convergent_matrix')
     call accrete_matrix_create(h, ACCRETE_FLOAT, 4_c_int64_t, 4_c_int64_t)
     call accrete_matrix_update(h, fbuf, [1_c_int64_t, 5_c_int64_t], [1_c_int64_t, 2_c_int64_t], ierr)
     call check(has_error(ACCRETE_ERR_ARG, 'row index 4'), 'index past the end')

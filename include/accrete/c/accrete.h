@@ -80,7 +80,7 @@ accrete_status accrete_rank_me(int* rank);
 accrete_status accrete_rank_n(int* size);
 accrete_status accrete_barrier(void);
 
-/* ---- convergent_matrix (float and double) --------------------------------------
+/* ---- convergent_matrix (float, double, complex) -----------------------------------
  * A dense m x n matrix, 2D block-cyclic (mb x nb blocks) over a pr x pc grid
  * of all processes (row-major ranks; pr = pc = 0 picks the squarest grid),
  * assembled by asynchronous indexed-slice += updates (accrete/matrix/
