@@ -89,7 +89,10 @@ TYPED_TEST(Complex, AssemblyMatchesTheReference) {
     for (std::int64_t j = 0; j < N; ++j)
       for (std::int64_t i = rank_me(); i < M; i += rank_n()) wrong += A.get(i, j) != T(ref[std::size_t(i + j * M)]);
     EXPECT_EQ(wrong, 0) << (strategy == update_strategy::packets ? "packets" : "alltoall");
-    // A second round adds on top; single-element update.
+    // A second round adds on top; single-element update. (The barrier: an
+    // owner that reopens lets next-round contributions in while others may
+    // still be reading its committed values.)
+    barrier();
     A.reopen();
     if (rank_me() == rank_n() - 1) A.update(T(0.5, -2), 3, 4);
     A.commit();
