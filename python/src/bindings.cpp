@@ -176,7 +176,7 @@ void bind_matrix(nb::module_& m, const char* name) {
       .def("get", &M::get, "i"_a, "j"_a)
       .def("snapshot_local",
            [](const M& a) {
-             // lld x local columns, as stored; returned as its local_rows rows.
+             // lld x local columns, as stored (rows past local_rows are padding).
              auto out = new_fortran<T>(a.lld(), a.local_cols());
              {
                nb::gil_scoped_release unlocked;

@@ -30,19 +30,14 @@ std::size_t assembly_engine::max_packet_bytes() const noexcept {
   return std::min(shape_.buffer_cap / 2, max_message_bytes - am_header_bytes - message_prefix_bytes);
 }
 
-void assembly_engine::require_whole_pieces(const binned& b, std::size_t elem_size) const {
-  const int pc = shape_.col_map.parts;
-  for (int target : b.targets) {
-    const std::size_t nr = std::size_t(b.row_start[target / pc + 1] - b.row_start[target / pc]);
-    const std::size_t nc = std::size_t(b.col_start[target % pc + 1] - b.col_start[target % pc]);
-    const auto bytes = packet_bytes(nr, nc, elem_size);
-    if (!bytes || *bytes > max_packet_bytes())
-      throw std::invalid_argument(std::string(shape_.name) + ": with atomic_updates, the update's " +
-                                  std::to_string(nr) + " x " + std::to_string(nc) + " piece for part " +
-                                  std::to_string(target) + " must travel whole, but it exceeds the largest packet (" +
-                                  std::to_string(max_packet_bytes()) +
-                                  " bytes, half of buffer_cap): raise buffer_cap or split the update");
-  }
+void assembly_engine::require_whole_piece(int target, std::int32_t nr, std::int32_t nc, std::size_t elem_size) const {
+  const auto bytes = packet_bytes(std::size_t(nr), std::size_t(nc), elem_size);
+  if (!bytes || *bytes > max_packet_bytes())
+    throw std::invalid_argument(std::string(shape_.name) + ": with atomic_updates, the update's " + std::to_string(nr) +
+                                " x " + std::to_string(nc) + " piece for part " + std::to_string(target) +
+                                " must travel whole, but it exceeds the largest packet (" +
+                                std::to_string(max_packet_bytes()) +
+                                " bytes, half of buffer_cap): raise buffer_cap or split the update");
 }
 
 std::byte* assembly_engine::packet_slot(int part, std::size_t bytes) {

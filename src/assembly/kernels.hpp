@@ -103,8 +103,26 @@ inline void merge_run(const assembly_shape& s, T* __restrict dst, const T* __res
   }
   add_run(dst, src, len);
 }
-// Busy stripes are skipped and retried later, so a preempted lock holder
-// (oversubscribed nodes) does not stall the caller.
+// Runs attempt(x, false) on each pending item, keeping those that report
+// busy, and repeats; when every one is busy, waits for the first with
+// attempt(x, true). So a preempted lock holder (oversubscribed nodes) does
+// not stall a caller that has other work.
+template <class X, class F>
+void retry_busy(std::vector<X>& pending, F&& attempt) {
+  while (!pending.empty()) {
+    std::size_t keep = 0;
+    for (auto& x : pending)
+      if (!attempt(x, false)) pending[keep++] = x;
+    if (keep == pending.size()) {  // everything busy: wait for the first
+      attempt(pending[0], true);
+      pending.erase(pending.begin());
+    } else {
+      pending.resize(keep);
+    }
+  }
+}
+
+// Busy stripes are skipped and retried later (retry_busy).
 template <class F>
 bool assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int32_t nc, F&& cols, bool wait) {
   if (shape_.atomic_updates) {
@@ -144,25 +162,15 @@ bool assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int3
     pending.push_back({s, c, e});
     c = e;
   }
-  while (!pending.empty()) {
-    std::size_t keep = 0;
-    for (auto& seg : pending) {
-      if (try_lock_stripe(part, seg.stripe)) {
-        cols(seg.begin, seg.end);
-        unlock_stripe(part, seg.stripe);
-      } else {
-        pending[keep++] = seg;
-      }
-    }
-    if (keep == pending.size()) {  // everything busy: wait for the first
-      lock_stripe(part, pending[0].stripe);
-      cols(pending[0].begin, pending[0].end);
-      unlock_stripe(part, pending[0].stripe);
-      pending.erase(pending.begin());
-    } else {
-      pending.resize(keep);
-    }
-  }
+  retry_busy(pending, [&](const segment& seg, bool wait_) {
+    if (wait_)
+      lock_stripe(part, seg.stripe);
+    else if (!try_lock_stripe(part, seg.stripe))
+      return false;
+    cols(seg.begin, seg.end);
+    unlock_stripe(part, seg.stripe);
+    return true;
+  });
   return true;
 }
 
@@ -244,7 +252,6 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   thread_local std::vector<int> remote;
   const double t_start = now();
   bin(rows, cols, b);
-  if (shape_.atomic_updates) require_whole_pieces(b, sizeof(T));  // before anything is applied
   const double t_binned = now();
   const std::uint64_t my_round = round_.load(std::memory_order_relaxed);
   const bool colmaj = lay == matrix_layout::col_major;
@@ -261,6 +268,11 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
     } p{&b.row_pos[r0], &b.row_loc[r0], &b.col_pos[c0], &b.col_loc[c0], nr, nc};
     return p;
   };
+  if (shape_.atomic_updates)  // before anything is applied
+    for (int target : b.targets) {
+      const auto p = piece(target);
+      require_whole_piece(target, p.nr, p.nc, sizeof(T));
+    }
   // Node-local owners whose part is open for this round: add straight from
   // the caller's block into their storage, one column-block stripe lock at
   // a time, without the engine lock. The others are packed below.
@@ -323,9 +335,8 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
         },
         wait);
   };
-  // Atomic pieces whose part was busy are retried after the others (like
-  // busy stripes in with_stripes), so that a process does not wait while it
-  // has other work.
+  // Atomic pieces whose part was busy are retried after the others
+  // (retry_busy), so that a process does not wait while it has other work.
   thread_local std::vector<std::pair<int, std::byte*>> busy;
   busy.clear();
   for (int target : b.targets) {
@@ -337,17 +348,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
     if (!store(target, peer, false)) busy.push_back({target, peer});
     ++direct;
   }
-  while (!busy.empty()) {
-    std::size_t keep = 0;
-    for (auto& t : busy)
-      if (!store(t.first, t.second, false)) busy[keep++] = t;
-    if (keep == busy.size()) {  // all busy: wait for the first
-      store(busy[0].first, busy[0].second, true);
-      busy.erase(busy.begin());
-    } else {
-      busy.resize(keep);
-    }
-  }
+  retry_busy(busy, [&](const std::pair<int, std::byte*>& t, bool wait_) { return store(t.first, t.second, wait_); });
   const double t_direct = now();
   {
     std::lock_guard<std::mutex> g(lock());

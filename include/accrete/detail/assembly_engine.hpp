@@ -173,9 +173,9 @@ class assembly_engine {
   bool with_stripes(int part, const std::int32_t* lcol, std::int32_t nc, F&& cols, bool wait = true);
   // Largest packet (bytes) one message may carry; bigger ones are split.
   std::size_t max_packet_bytes() const noexcept;
-  // Atomic updates: throws std::invalid_argument unless every target's
-  // piece of `b` fits one packet (elements of elem_size bytes).
-  void require_whole_pieces(const binned& b, std::size_t elem_size) const;
+  // Atomic updates: throws std::invalid_argument unless an nr x nc piece
+  // for `target` (elements of elem_size bytes) fits one packet.
+  void require_whole_piece(int target, std::int32_t nr, std::int32_t nc, std::size_t elem_size) const;
   // Space for one packet in the coalescing buffer of `part` (lock held).
   std::byte* packet_slot(int part, std::size_t bytes);
   std::mutex& lock() const noexcept;
