@@ -39,6 +39,14 @@ void assembly_engine::bin(std::span<const std::int64_t> rows, std::span<const st
     start.assign(np + 1, 0);
     pos.resize(ix.size());
     loc.resize(ix.size());
+    if (np == 1) {  // one part: the order is the update's, local == global
+      start[1] = std::int32_t(ix.size());
+      for (std::size_t k = 0; k < ix.size(); ++k) {
+        pos[k] = std::int32_t(k);
+        loc[k] = std::int32_t(ix[k]);
+      }
+      return;
+    }
     thread_local std::vector<int> part;
     thread_local std::vector<std::int32_t> where, fill;
     part.resize(ix.size());
@@ -46,11 +54,6 @@ void assembly_engine::bin(std::span<const std::int64_t> rows, std::span<const st
     for (std::size_t k = 0; k < ix.size(); ++k) {
       map.split(ix[k], part[k], where[k]);
       ++start[part[k] + 1];
-    }
-    if (np == 1) {  // one part: the order is the update's
-      for (std::size_t k = 0; k < ix.size(); ++k) pos[k] = std::int32_t(k);
-      loc.swap(where);
-      return;
     }
     for (int p = 0; p < np; ++p) start[p + 1] += start[p];
     fill.assign(start.begin(), start.end() - 1);

@@ -12,6 +12,8 @@
 // serialises backend calls. It is never held while user-level progress
 // runs callbacks, because those may call update() (re-entrant progress);
 // commit() takes it only around its own steps.
+#include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -65,6 +67,9 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
       throw error(std::string(shape_.name) + ": part numbers do not cover every process once");  // same everywhere
     world_of_[p] = w;
   }
+  const std::int64_t cb = shape_.col_map.block;
+  stripe_block_ = std::uint32_t(std::min<std::int64_t>(cb, UINT32_MAX));
+  if (cb <= INT32_MAX && (cb & (cb - 1)) == 0) stripe_shift_ = std::countr_zero(std::uint64_t(cb));
   lld_of_.resize(np);
   for (int p = 0; p < np; ++p) lld_of_[p] = all[3 * std::size_t(world_of_[p]) + 1];
 

@@ -186,7 +186,13 @@ class assembly_engine {
   friend class alltoall_exchange;
   friend struct engine_access;
 
-  std::int64_t stripe_of(std::int32_t lcol) const noexcept { return (lcol / shape_.col_map.block) % nlocks; }
+  // Once per column on every update's path: a shift when the column block
+  // is a power of two, else a 32-bit division (the 64-bit division it
+  // replaces was 5% of a 64 x 64 update's time).
+  std::int64_t stripe_of(std::int32_t lcol) const noexcept {
+    const std::uint32_t b = stripe_shift_ >= 0 ? std::uint32_t(lcol) >> stripe_shift_ : std::uint32_t(lcol) / stripe_block_;
+    return b % nlocks;
+  }
   void lock_stripe(int part, std::int64_t stripe) const noexcept;
   bool try_lock_stripe(int part, std::int64_t stripe) const noexcept;
   void unlock_stripe(int part, std::int64_t stripe) const noexcept;
@@ -211,6 +217,8 @@ class assembly_engine {
   std::unique_ptr<exchange> exchange_;
   std::vector<int> world_of_;         // part -> world rank
   std::vector<std::int64_t> lld_of_;  // part -> its leading dimension
+  int stripe_shift_ = -1;             // log2(column block) if a power of two
+  std::uint32_t stripe_block_ = 1;    // column block, saturated (local columns are 32-bit)
   shared_block block_;
   std::uint32_t id_ = 0;
   // Rounds (docs/semantics.md): round_ counts the commits this process has
