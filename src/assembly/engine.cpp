@@ -84,7 +84,6 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
       for (std::size_t off = 0; off < std::size_t(all[3 * std::size_t(w) + 2]); off += 4096) sink = base[off];
   (void)sink;
   outbox_.resize(np);
-  sent_msgs_.assign(np, 0);
   std::uint64_t seed = shape_.seed ^ (std::uint64_t(world_rank()) * 0x9e3779b97f4a7c15ULL);
   rng_ = splitmix(seed);
   static bool registered = [] {
@@ -238,6 +237,17 @@ void assembly_engine::wait(request& r, double start, const char* what) {
   }
 }
 
+void assembly_engine::barrier_wait(double start) {
+  block_.sync();
+  request b;
+  {
+    std::lock_guard<std::mutex> g(lock());
+    b = world_ibarrier();
+  }
+  wait(b, start, "commit");
+  block_.sync();
+}
+
 void assembly_engine::commit() {
   require_usable("commit");
   if (in_commit_)
@@ -263,27 +273,15 @@ void assembly_engine::commit() {
     round_.fetch_add(1, std::memory_order_relaxed);
     updates_since_commit_ = 0;
   }
-  exchange_->deliver(*this, start);
   // When commit returns anywhere, every part is complete.
-  block_.sync();
-  request b;
-  {
-    std::lock_guard<std::mutex> g(lock());
-    b = world_ibarrier();
-  }
-  wait(b, start, "commit");
+  exchange_->deliver(*this, start);
   block_.sync();
   if (shape_.reproducible) {
     // Every contribution of the round is in the elements or the log now;
     // settle the log before any commit returns (a process leaving commit
     // may read a peer's elements at once).
     settle_(*this);
-    {
-      std::lock_guard<std::mutex> g(lock());
-      b = world_ibarrier();
-    }
-    wait(b, start, "commit");
-    block_.sync();
+    barrier_wait(start);
   }
 }
 

@@ -2,9 +2,9 @@
 //
 // Message format (packets strategy), after the active-message header:
 //   u32 engine id | u32 round | packet*   (packets: detail/packet_format.hpp)
-// Commit counts messages: each process learns how many messages were sent
-// to it this round (a reduce-scatter of per-rank counts) and progresses
-// until that many have been applied.
+// Commit counts messages with global sums (O(1) memory, O(log P) time per
+// step): repeated sums of (messages sent, messages applied) over all
+// processes until the two agree.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -73,7 +73,7 @@ void assembly_engine::flush_target(int part) {
   buffered_ -= n;
   stats_.bytes_sent += n;
   ++stats_.messages_sent;
-  ++sent_msgs_[rank];
+  ++sent_;
   box = std::vector<std::byte>();
 }
 
@@ -110,35 +110,42 @@ void packets_exchange::updated(assembly_engine& e) {
 
 void packets_exchange::close_round(assembly_engine& e) {
   for (int p = 0; p < int(e.outbox_.size()); ++p) e.flush_target(p);
-  counts_ = e.sent_msgs_;
-  std::fill(e.sent_msgs_.begin(), e.sent_msgs_.end(), 0);
+  closed_sent_ = e.sent_;
+  e.sent_ = 0;
 }
 
 void packets_exchange::deliver(assembly_engine& e, double start) {
-  std::uint64_t expected = 0;
-  request r;
-  {
-    std::lock_guard<std::mutex> g(e.lock());
-    r = world_reduce_scatter_sum(counts_.data(), &expected);
-  }
-  e.wait(r, start, "commit");
-  // Every process has entered this commit (the counts are complete), so
-  // every direct store of this round is done; make them visible here.
-  e.block_.sync();
-  unsigned spins = 0;
-  for (;;) {
+  // Termination by global sums: each step sums (messages this process sent
+  // in the round, messages of the round it has applied) over all
+  // processes, making progress (applying arrivals) while the sum runs. When
+  // the totals agree, every message of the round has been applied, and
+  // every process has entered this commit, so its direct stores are done
+  // too: one reduction ends the round, with no barrier after it. A
+  // round without messages (node-local direct stores) takes one step.
+  for (unsigned spins = 0;;) {
+    request r;
+    {
+      std::lock_guard<std::mutex> g(e.lock());
+      e.block_.sync();  // our applies and direct stores, before we report them
+      mine_[0] = closed_sent_;
+      mine_[1] = e.received_;
+      r = world_iallreduce_sum(mine_, total_, 2);
+    }
+    e.wait(r, start, "commit");
+    if (total_[1] > total_[0])
+      throw error(std::string(e.shape_.name) + "::commit: " + std::to_string(total_[1]) +
+                  " messages were applied but only " + std::to_string(total_[0]) + " were sent");
+    if (total_[0] == total_[1]) break;
+    // At least one poll per step: a sum that completes at once (P = 1)
+    // returns from wait() without any.
     {
       std::lock_guard<std::mutex> g(e.lock());
       poll();
-      if (e.received_ >= expected) break;
     }
     idle_backoff(spins);
     e.check_timeout(start, "commit");
   }
   std::lock_guard<std::mutex> g(e.lock());
-  if (e.received_ != expected)
-    throw error(std::string(e.shape_.name) + "::commit: received " + std::to_string(e.received_) +
-                " messages but only " + std::to_string(expected) + " were sent");
   e.received_ = 0;
 }
 
@@ -169,11 +176,15 @@ void alltoall_exchange::deliver(assembly_engine& e, double start) {
   }
   auto rbuf = alltoallv_bytes(sbuf.data(), scount, sdisp, rcount, rdisp,
                               [&](request& r) { e.wait(r, start, "commit"); });
-  std::lock_guard<std::mutex> g(e.lock());
-  e.stats_.bytes_sent += total;
-  scope_timer ta{e.stats_.t_apply};
-  // Packets never straddle senders: apply each sender's part on its own.
-  for (int w = 0; w < np; ++w) e.apply_packets(std::span<const std::byte>(rbuf.data() + rdisp[w], rcount[w]));
+  {
+    std::lock_guard<std::mutex> g(e.lock());
+    e.stats_.bytes_sent += total;
+    scope_timer ta{e.stats_.t_apply};
+    // Packets never straddle senders: apply each sender's part on its own.
+    for (int w = 0; w < np; ++w) e.apply_packets(std::span<const std::byte>(rbuf.data() + rdisp[w], rcount[w]));
+  }
+  // Every part is complete once every process has applied its blocks.
+  e.barrier_wait(start);
 }
 
 }  // namespace accrete::detail

@@ -27,12 +27,12 @@ class exchange {
   /// buffered; afterwards new updates belong to the next round).
   virtual void close_round(assembly_engine& e) = 0;
   /// Commit, lock not held: returns once every contribution of the closed
-  /// round addressed to this process has been applied here.
+  /// round has been applied on every process (collective).
   virtual void deliver(assembly_engine& e, double start) = 0;
 };
 
 /// Packets: node-local parts are stored into directly; remote ones get
-/// coalesced messages, under the memory cap; commit counts messages.
+/// coalesced messages, under the memory cap; commit sums message counts.
 class packets_exchange final : public exchange {
  public:
   bool direct() const noexcept override { return true; }
@@ -43,7 +43,8 @@ class packets_exchange final : public exchange {
   void deliver(assembly_engine& e, double start) override;
 
  private:
-  std::vector<std::uint64_t> counts_;  // messages sent per world rank in the closed round
+  std::uint64_t closed_sent_ = 0;               // messages this process sent in the closed round
+  std::uint64_t mine_[2] = {}, total_[2] = {};  // the step's (sent, applied), and their sums
 };
 
 /// Alltoall: everything is binned locally and exchanged at commit.

@@ -208,6 +208,8 @@ class assembly_engine {
   // update), aborting after ACCRETE_COMMIT_TIMEOUT.
   void wait(request& r, double start, const char* what);
   void check_timeout(double start, const char* what);
+  // A barrier over all processes (with fences) that waits like wait().
+  void barrier_wait(double start);
   std::uint64_t& epoch() const noexcept;
   std::uint64_t& open_word(int part) const noexcept;
 
@@ -245,7 +247,7 @@ class assembly_engine {
   // Shared by updating threads (guarded by lock() unless noted).
   std::vector<std::vector<std::byte>> outbox_;  // per part coalescing buffers
   std::atomic<std::size_t> buffered_{0};        // bytes in outboxes (read without the lock)
-  std::vector<std::uint64_t> sent_msgs_;        // per world rank, this round
+  std::uint64_t sent_ = 0;                      // messages sent this round
   std::uint64_t received_ = 0;                  // messages of round open_ applied
   std::uint64_t updates_since_commit_ = 0;
   assembly_stats stats_;

@@ -139,10 +139,9 @@ class request {
   bool pending_ = false;
 };
 
-/// Starts a sum over all processes of per-rank counts: `mine` receives the
-/// sum of every process's counts[world_rank()] (MPI_Ireduce_scatter_block).
-/// `counts` (world_size() entries) and `mine` must stay valid until done.
-request world_reduce_scatter_sum(const std::uint64_t* counts, std::uint64_t* mine);
+/// Starts an element-wise sum over all processes of `n` counts
+/// (MPI_Iallreduce); `in` and `out` must stay valid until done.
+request world_iallreduce_sum(const std::uint64_t* in, std::uint64_t* out, int n);
 /// Starts a barrier over all processes.
 request world_ibarrier();
 /// Blocking: every process's values (the same count on each), in world
