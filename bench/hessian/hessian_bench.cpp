@@ -313,7 +313,7 @@ int main(int argc, char** argv) {
     std::printf("%-20s %9s %10s %8s %8s %8s %8s %8s %8s %9s %8s %8s %s\n", "implementation", "T [s]", "updates/s",
                 "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "T/phys", "T/ref", "checksum");
     js << "{\"workload\":\"hessian\",\"preset\":\"" << preset << "\",\"N\":" << prm.N << ",\"n\":" << prm.n()
-       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"rounds\":" << rounds << ",\"rounds\":" << rounds << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
+       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"rounds\":" << rounds << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
        << "],\"node_size\":\"" << (ns ? ns : "real") << "\",\"mpi\":\"" << mv << "\",\"reps\":" << reps
        << ",\"expected_checksum\":" << expected << ",\"loadavg_at_end\":" << load
        << ",\"stream_add_GBps\":" << stream_bw / 1e9 << ",\"physical_bound_T\":" << phys_T

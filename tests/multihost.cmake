@@ -1,0 +1,48 @@
+# Real multi-host runs: tests/multihost/hosts.sh makes 2 pretend hosts out of
+# network namespaces joined by a bridge and runs a program across them, so MPI
+# sees 2 nodes and moves everything between them over TCP (docs/cluster.md).
+# Root and `ip netns` are needed; elsewhere each test reports SKIPPED (77).
+# Layouts: 2 hosts x 1 process (every peer remote) and 2 x 2 (node-local
+# peers plus remote ones).
+add_executable(multihost_test multihost/multihost_test.cpp)
+target_link_libraries(multihost_test PRIVATE accrete::accrete accrete_test_main)
+
+set(_mh_programs multihost_test rpc_test runtime_test strided_test irregular_test atomic_test
+    collectives_test convergent_matrix_test)
+if(ACCRETE_BUILD_BENCH)
+  list(APPEND _mh_programs bench_hessian)
+endif()
+# MPICH 4.0.2 over UCX 1.13.1 hangs in MPI_Finalize at 2 x 2 in about half
+# of the runs, a plain MPI program (Sendrecv with every peer, Barrier,
+# Finalize) as well: one process spins in UCX's TCP progress closing its
+# endpoints while the others wait in hydra's PMI barrier (openucx/ucx#8738,
+# "TCP transport hangs during cleanup"). MPICH runs 2 x 1, which passed every
+# time here; Open MPI (ob1 + tcp) runs both.
+set(_mh_ppn 1 2)
+if(ACCRETE_MPI_FLAVOR STREQUAL "mpich")
+  set(_mh_ppn 1)
+endif()
+foreach(prog ${_mh_programs})
+  set(args "")
+  set(env "")
+  if(prog STREQUAL "multihost_test")
+    # It puts 1 MiB from every process to every other: at least 1 MiB
+    # each way between the hosts.
+    set(env ACCRETE_MH_MIN_BYTES=2097152)
+  elseif(prog STREQUAL "atomic_test" AND ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
+    set(env OMPI_MCA_osc=^rdma)  # as in tests/atomic.cmake
+  elseif(prog STREQUAL "bench_hessian")
+    # Every implementation checks its checksum against the workload's; any
+    # mismatch makes the program (and the test) fail.
+    set(args --preset tiny --reps 1)
+  endif()
+  foreach(ppn ${_mh_ppn})
+    set(tname multihost.${prog}.2x${ppn})
+    add_test(NAME ${tname}
+      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh ${ACCRETE_MPI_FLAVOR} 2 ${ppn}
+              $<TARGET_FILE:${prog}> ${args})
+    math(EXPR np "2 * ${ppn}")
+    set_tests_properties(${tname} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 PROCESSORS ${np}
+      ENVIRONMENT "ACCRETE_TEST_PPN=${ppn};${env}" LABELS multihost)
+  endforeach()
+endforeach()
