@@ -25,10 +25,16 @@ std::uint64_t pattern(int rank, std::size_t i, int salt) {
   return (std::uint64_t(rank) << 40) ^ (i * 2654435761u) ^ std::uint64_t(salt);
 }
 
+// The real node is the whole run on one machine, or ACCRETE_TEST_PPN
+// consecutive ranks per host in the multi-host runs (tests/multihost);
+// ACCRETE_NODE_SIZE=k cuts it into pretend nodes of k.
 int expected_node_size() {
+  const char* h = std::getenv("ACCRETE_TEST_PPN");
+  const int real = h ? std::atoi(h) : rank_n();
   const char* e = std::getenv("ACCRETE_NODE_SIZE");
-  int k = e ? std::atoi(e) : 0;
-  return k > 0 ? std::min(k, rank_n() - (rank_me() / k) * k) : rank_n();
+  const int k = e ? std::atoi(e) : 0;
+  const int pos = rank_me() % real;
+  return k > 0 ? std::min(k, real - (pos / k) * k) : real;
 }
 }  // namespace
 

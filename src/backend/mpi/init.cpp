@@ -97,6 +97,19 @@ void backend_init(const init_options& opts) {
                  st.size, nn, node_size > 0 ? "pretend" : "real", st.seg_bytes,
                  st.world_is_node ? "one shared" : (nn == 1 ? "allocate" : "shared + create"), v.c_str());
   }
+  if (st.verbose) {
+    // One line per node, from its first process: where each node is, so a
+    // user can check that the node is the host (docs/cluster.md).
+    int node_rank;
+    MPI_Comm_rank(st.node, &node_rank);
+    if (node_rank == 0) {
+      char host[MPI_MAX_PROCESSOR_NAME];
+      int len;
+      MPI_Get_processor_name(host, &len);
+      std::fprintf(stderr, "accrete: node of world rank %d: %d processes on host %.*s\n", st.rank, st.node_n, len,
+                   host);
+    }
+  }
 }
 
 void backend_finalize() {
