@@ -28,26 +28,42 @@ command -v unshare >/dev/null || skip "no 'unshare' command (util-linux)"
 pfx="acc$$"
 subnet=10.213.0
 made=()
+# Is / a mount point here (so that each host can have its own /sys)? Not in
+# a chroot.
+own_root=0
+unshare --mount --propagation unchanged /bin/sh -c 'mount --make-rprivate /' 2>/dev/null && own_root=1
 cleanup() {
+  trap '' INT TERM  # a second signal must not cut the cleanup short
   local ns
+  # Whatever still runs on a pretend host (a launcher stopped by a time-out
+  # leaves its remote daemons and ranks behind) goes with it.
+  for ns in "${made[@]}"; do ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null; done
   for ns in "${made[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  # In a chroot, `ip netns add` leaves /run/netns mounted inside the chroot,
+  # which would keep the chroot from being removed: unmount it once empty.
+  if [ "$own_root" = 0 ] && [ -z "$(ls -A /run/netns 2>/dev/null)" ]; then umount /run/netns 2>/dev/null; fi
+  [ -z "${hostfile:-}" ] || rm -f "$hostfile"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 143' INT TERM
 
+# nsenter, not `ip -n` / `ip netns exec`: those remount / and fail where it
+# is not a mount point (a chroot).
+in_ns() { local ns=$1; shift; nsenter --net="/run/netns/$ns" "$@"; }
+command -v nsenter >/dev/null || skip "no 'nsenter' command (util-linux)"
 ip netns add "${pfx}sw" 2>/dev/null || skip "'ip netns add' is not permitted here"
 made+=("${pfx}sw")
-ip -n "${pfx}sw" link add br0 type bridge || skip "no bridge device in a network namespace"
-ip -n "${pfx}sw" link set br0 up
+in_ns "${pfx}sw" ip link add br0 type bridge || skip "no bridge device in a network namespace"
+in_ns "${pfx}sw" ip link set br0 up
 for ((h = 0; h < hosts; ++h)); do
   ns="${pfx}h$h"
   ip netns add "$ns" || exit 1
   made+=("$ns")
-  ip -n "${pfx}sw" link add "p$h" type veth peer name eth0 netns "$ns" || skip "no veth pairs here"
-  ip -n "${pfx}sw" link set "p$h" master br0 up
-  ip -n "$ns" addr add "$subnet.$((h + 1))/24" dev eth0
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link set eth0 up
+  in_ns "${pfx}sw" ip link add "p$h" type veth peer name acc0 netns "$ns" || skip "no veth pairs here"
+  in_ns "${pfx}sw" ip link set "p$h" master br0 up
+  in_ns "$ns" ip addr add "$subnet.$((h + 1))/24" dev acc0
+  in_ns "$ns" ip link set lo up
+  in_ns "$ns" ip link set acc0 up
 done
 
 # The launcher agent (plm_rsh_agent / hydra's launcher-exec) finds a host's
@@ -62,7 +78,7 @@ np=$((hosts * ppn))
 rx_bytes() {  # total bytes received on every host's veth end
   local h sum=0
   for ((h = 0; h < hosts; ++h)); do
-    sum=$((sum + $(ip netns exec "${pfx}h$h" cat /sys/class/net/eth0/statistics/rx_bytes)))
+    sum=$((sum + $(in_ns "${pfx}h$h" awk -F'[: ]+' '$2 == "acc0" { print $3 }' /proc/net/dev)))
   done
   echo "$sum"
 }
@@ -70,7 +86,6 @@ rx_bytes() {  # total bytes received on every host's veth end
 if [ "$flavor" = openmpi ]; then
   hostfile=$(mktemp)
   for ((h = 0; h < hosts; ++h)); do echo "$subnet.$((h + 1)) slots=$ppn" >>"$hostfile"; done
-  trap 'cleanup; rm -f "$hostfile"' EXIT
   # The one-sided component as the environment chooses (the atomics tests
   # exclude osc/rdma, README "Known limitations"), never UCX's.
   osc=${OMPI_MCA_osc:-^ucx}
@@ -87,15 +102,22 @@ else
   # may use only the test interface between hosts (its shared-memory
   # transports cannot reach across: each host has its own IPC namespace and
   # /dev/shm).
-  export UCX_NET_DEVICES=${UCX_NET_DEVICES:-eth0}
-  launch=(/usr/bin/mpiexec.mpich -launcher ssh -launcher-exec "$here/nsrsh" -iface eth0
+  # UCX finds devices in /sys, which nsrsh can give each host only where /
+  # is a mount point.
+  [ "$own_root" = 1 ] ||
+    skip "MPICH's UCX lists network devices in /sys, and a pretend host gets its own /sys only where / is a mount point (not in a chroot)"
+  export UCX_NET_DEVICES=${UCX_NET_DEVICES:-acc0}
+  launch=(/usr/bin/mpiexec.mpich -launcher ssh -launcher-exec "$here/nsrsh" -iface acc0
           -hosts "$(echo "$hostlist" | sed "s/\([0-9.]*\)/\1:$ppn/g")" -n "$np")
 fi
 
 before=$(rx_bytes)
 echo "hosts.sh: $hosts hosts x $ppn processes ($flavor), subnet $subnet.0/24: $*"
-# mpiexec runs on host 0, entered the way its other processes are.
-"$here/nsrsh" "$subnet.1" "$(printf '%q ' "${launch[@]}" "$@")"
+# mpiexec runs on host 0, entered the way its other processes are. In the
+# background, so that a time-out's signal reaches the trap at once (bash
+# runs traps only between commands, and `wait` is interruptible).
+"$here/nsrsh" "$subnet.1" "$(printf '%q ' "${launch[@]}" "$@")" &
+wait $!
 rc=$?
 after=$(rx_bytes)
 echo "hosts.sh: program exit $rc; $((after - before)) bytes crossed the hosts' links"

@@ -113,7 +113,8 @@ std::size_t ring_capacity() {
 // process (itself included), clears them, and maps the rings it writes into.
 void open_rings() {
   const std::size_t cap = ring_capacity();
-  st.out_rings.assign(st.size, shm_ring());
+  st.out_rings.clear();
+  st.ring_of.assign(st.size, -1);
   st.in_rings.clear();
   if (cap == 0) return;
   const int node_n = st.node_n;
@@ -130,17 +131,20 @@ void open_rings() {
     st.in_rings.emplace_back(world_of[i], shm_ring(mine + one * i, cap));
   }
   ACCRETE_MPI(MPI_Barrier(st.node));  // every ring is clear before anyone writes
+  st.out_rings.reserve(std::size_t(node_n));
   for (int i = 0; i < node_n; ++i) {
     MPI_Aint sz;
     int du;
     void* p = nullptr;
     ACCRETE_MPI(MPI_Win_shared_query(st.ring_win, i, &sz, &du, &p));
-    st.out_rings[world_of[i]] = shm_ring(static_cast<std::byte*>(p) + one * me, cap);
+    st.ring_of[world_of[i]] = std::int32_t(st.out_rings.size());
+    st.out_rings.emplace_back(static_cast<std::byte*>(p) + one * me, cap);
   }
 }
 
 void close_rings() {
   st.out_rings.clear();
+  st.ring_of.clear();
   st.in_rings.clear();
   if (st.ring_win != MPI_WIN_NULL) MPI_Win_free(&st.ring_win);
 }
@@ -190,7 +194,8 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
     throw error("accrete: active message of " + std::to_string(msg.size()) + " bytes exceeds INT_MAX");
   // Node-local: through the ring when it has room (messages need not stay
   // in order, so a full ring simply sends this one through MPI).
-  if (shm_ring& ring = st.out_rings[rank]; ring && msg.size() <= ring.max_message() && ring.try_push(msg)) {
+  if (const int slot = st.ring_of[rank];
+      slot >= 0 && msg.size() <= st.out_rings[slot].max_message() && st.out_rings[slot].try_push(msg)) {
     ++st.sent[rank];
     if (msg.capacity() > spare_message.capacity()) spare_message = std::move(msg);
     return;
