@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one MPI program across H pretend hosts on this machine: each host is a
-# network namespace (with its own hostname in a UTS namespace), joined by veth
-# pairs to a bridge that lives in a namespace of its own. MPI sees H nodes and
+# network namespace (plus its own hostname, IPC, /sys and /dev/shm: nsrsh),
+# joined by veth pairs to a bridge that lives in a namespace of its own. MPI sees H nodes and
 # moves everything between them over TCP on the test subnet; nothing is added
 # to the machine's own network namespace, and every namespace goes on exit,
 # failures included.
@@ -32,6 +32,10 @@ made=()
 # a chroot.
 own_root=0
 unshare --mount --propagation unchanged /bin/sh -c 'mount --make-rprivate /' 2>/dev/null && own_root=1
+# MPICH's UCX lists network devices in /sys, which nsrsh can give each host
+# only where / is a mount point.
+[ "$flavor" = openmpi ] || [ "$own_root" = 1 ] ||
+  skip "MPICH's UCX lists network devices in /sys, and a pretend host gets its own /sys only where / is a mount point (not in a chroot)"
 cleanup() {
   trap '' INT TERM  # a second signal must not cut the cleanup short
   local ns
@@ -100,12 +104,7 @@ if [ "$flavor" = openmpi ]; then
 else
   # Hydra: every proxy, the local one too, starts through the agent. UCX
   # may use only the test interface between hosts (its shared-memory
-  # transports cannot reach across: each host has its own IPC namespace and
-  # /dev/shm).
-  # UCX finds devices in /sys, which nsrsh can give each host only where /
-  # is a mount point.
-  [ "$own_root" = 1 ] ||
-    skip "MPICH's UCX lists network devices in /sys, and a pretend host gets its own /sys only where / is a mount point (not in a chroot)"
+  # transports cannot reach across: each host has its own IPC namespace).
   export UCX_NET_DEVICES=${UCX_NET_DEVICES:-acc0}
   launch=(/usr/bin/mpiexec.mpich -launcher ssh -launcher-exec "$here/nsrsh" -iface acc0
           -hosts "$(echo "$hostlist" | sed "s/\([0-9.]*\)/\1:$ppn/g")" -n "$np")
