@@ -69,8 +69,11 @@ double torn_probe(bool atomic) {
   } else if (rank_me() == 0) {
     int go = 0;
     MPI_Recv(&go, 1, MPI_INT, 1, 77, world().mpi_comm(), MPI_STATUS_IGNORE);
-    // Without atomicity the peer applies column 1 and waits for column 0:
-    // poll until it shows (the test's timeout catches a hang). With it the
+    // Without atomicity the peer applies column 1 and retries column 0:
+    // poll until it shows (the test's timeout catches a hang). Our brief
+    // hold of column 1's stripe to read it may make the peer find both
+    // busy; it must then retry both, not wait behind column 0 (it did
+    // once, and this test failed in CI under load). With it the
     // peer waits for column 0 before applying anything: column 1 must stay
     // 0 however long we look (2 s here, while the peer spins).
     const double t0 = seconds();

@@ -104,20 +104,32 @@ inline void merge_run(const assembly_shape& s, T* __restrict dst, const T* __res
   add_run(dst, src, len);
 }
 // Runs attempt(x, false) on each pending item, keeping those that report
-// busy, and repeats; when every one is busy, waits for the first with
-// attempt(x, true). So a preempted lock holder (oversubscribed nodes) does
-// not stall a caller that has other work.
+// busy, and repeats, so a preempted lock holder (oversubscribed nodes) does
+// not stall a caller that has other work. When a whole pass finds
+// everything busy it pauses and passes again: it never waits for one item
+// while another may free up first (waiting on the first busy stripe let a
+// caller sit behind a lock held for seconds while the rest of its update
+// could have gone in). Items that take several locks (atomic pieces) could
+// in principle keep defeating each other's try-locks, so with
+// `block_when_stuck` a caller stuck for 64 passes waits for the first with
+// attempt(x, true), which takes its locks in ascending order: that always
+// ends. Single-lock items need no such fallback: a free lock is taken.
 template <class X, class F>
-void retry_busy(std::vector<X>& pending, F&& attempt) {
+void retry_busy(std::vector<X>& pending, F&& attempt, bool block_when_stuck) {
+  unsigned spins = 0, stuck = 0;
   while (!pending.empty()) {
     std::size_t keep = 0;
     for (auto& x : pending)
       if (!attempt(x, false)) pending[keep++] = x;
-    if (keep == pending.size()) {  // everything busy: wait for the first
+    if (keep < pending.size()) {
+      pending.resize(keep);
+      spins = stuck = 0;
+    } else if (block_when_stuck && ++stuck >= 64) {
       attempt(pending[0], true);
       pending.erase(pending.begin());
+      stuck = 0;
     } else {
-      pending.resize(keep);
+      spin_pause(spins);
     }
   }
 }
@@ -162,15 +174,15 @@ bool assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int3
     pending.push_back({s, c, e});
     c = e;
   }
-  retry_busy(pending, [&](const segment& seg, bool wait_) {
-    if (wait_)
-      lock_stripe(part, seg.stripe);
-    else if (!try_lock_stripe(part, seg.stripe))
-      return false;
-    cols(seg.begin, seg.end);
-    unlock_stripe(part, seg.stripe);
-    return true;
-  });
+  retry_busy(
+      pending,
+      [&](const segment& seg, bool) {
+        if (!try_lock_stripe(part, seg.stripe)) return false;
+        cols(seg.begin, seg.end);
+        unlock_stripe(part, seg.stripe);
+        return true;
+      },
+      false);
   return true;
 }
 
@@ -348,7 +360,8 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
     if (!store(target, peer, false)) busy.push_back({target, peer});
     ++direct;
   }
-  retry_busy(busy, [&](const std::pair<int, std::byte*>& t, bool wait_) { return store(t.first, t.second, wait_); });
+  retry_busy(
+      busy, [&](const std::pair<int, std::byte*>& t, bool wait_) { return store(t.first, t.second, wait_); }, true);
   const double t_direct = now();
   {
     std::lock_guard<std::mutex> g(lock());
