@@ -155,6 +155,44 @@ INSTANTIATE_TEST_SUITE_P(Layouts, GridsAndBlocks,
                                          shape_case{1, grid_order::col_major, 3, 5},
                                          shape_case{0, grid_order::col_major, 64, 1}));
 
+// fill_lower and symmetrize of a non-symmetric matrix on every grid shape,
+// with row and column blocks of different sizes (so a row's owner and the
+// same index's column owner differ), against the dense reference; values
+// are multiples of 0.25 and halves of their sums stay exact.
+TEST_P(GridsAndBlocks, TransposesExact) {
+  const auto c = GetParam();
+  const int P = rank_n();
+  int pr = c.pr == 0 ? 1 : c.pr == -1 ? P : hw::grid_shape(P).first;
+  process_grid grid(world().mpi_comm(), pr, P / pr, c.order);
+  const std::int64_t n = 83;
+  const int count = 30;
+  const auto a = reference(n, n, count);
+  for (bool upper_only : {true, false}) {
+    convergent_matrix<double> A(n, n, grid, c.mb, c.nb + 1);
+    for (int k = 0; k < count; ++k) {
+      slice s = make_slice(rank_me(), k, n, n);
+      std::vector<double> v(s.vals.begin(), s.vals.end());
+      A.update(v.data(), std::int64_t(s.rows.size()), s.rows, s.cols);
+    }
+    A.commit();
+    std::vector<double> want(a);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double x = a[std::size_t(i + j * n)], xt = a[std::size_t(j + i * n)];
+        if (upper_only)
+          want[std::size_t(i + j * n)] = i > j ? xt : x;
+        else
+          want[std::size_t(i + j * n)] = (x + xt) / 2;
+      }
+    if (upper_only)
+      A.fill_lower();
+    else
+      A.symmetrize();
+    EXPECT_EQ(all_sum(mismatches(A, want)), 0)
+        << (upper_only ? "fill_lower" : "symmetrize") << " grid " << pr << "x" << P / pr << " mb " << c.mb;
+  }
+}
+
 TEST(ConvergentMatrix, SymmetricUpdatesAndFillLower) {
   process_grid grid(world().mpi_comm());
   const std::int64_t n = 60;

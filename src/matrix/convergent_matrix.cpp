@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <complex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -225,8 +226,16 @@ void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
   // Element (i, j) here goes to the owner of (j, i). Each side enumerates
   // the same elements in the same order (sender's local column-major order,
   // restricted to what the receiver owns), so only values travel.
+  //
+  // Both sides walk index lists bucketed by the other side's grid row or
+  // column, so the work is O(local elements + local rows + local columns)
+  // per process. (Scanning every local element once per peer, as this did
+  // before, cost O(n^2 / sqrt(P)).) Block-cyclic local indices grow with
+  // global ones, so ascending global order within a bucket is the owner's
+  // local order.
   const auto& L = layout();
-  const int np = grid().size();
+  const int np = grid().size(), pr = grid().rows(), pc = grid().cols();
+  const int mr = grid().my_row(), mc = grid().my_col();
   constexpr bool hermitian = !std::is_floating_point_v<T>;  // complex: mirror conj(A(i, j))
   auto mirror = [](T v) {
     if constexpr (hermitian)
@@ -234,50 +243,70 @@ void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
     else
       return v;
   };
-  auto sends = [&](int sr, int sc, int tr, int tc, auto&& fn) {
-    const std::int64_t nlc = L.local_cols(sc), nlr = L.local_rows(sr);
-    for (std::int64_t lj = 0; lj < nlc; ++lj) {
-      const std::int64_t j = L.global_col(sc, lj);
-      if (L.owner_row(j) != tr) continue;
-      for (std::int64_t li = 0; li < nlr; ++li) {
-        const std::int64_t i = L.global_row(sr, li);
-        if (L.owner_col(i) != tc || i == j || (upper_only && i > j)) continue;
-        fn(i, j, li, lj);
-      }
+  // Our global rows grouped by the grid column owning that index as a
+  // column, our global columns by the grid row owning it as a row; each
+  // entry (global index, our local index), ascending within a group.
+  struct buckets {
+    std::vector<std::int64_t> start;                        // group g: [start[g], start[g + 1])
+    std::vector<std::pair<std::int64_t, std::int64_t>> at;  // (global, local)
+    std::span<const std::pair<std::int64_t, std::int64_t>> operator[](int g) const {
+      return {at.data() + start[std::size_t(g)], at.data() + start[std::size_t(g) + 1]};
     }
   };
-  // Parts are numbered row part * pc + column part; blocks travel to the
-  // world rank that owns each part.
-  const int pc = grid().cols();
-  std::vector<std::size_t> sc(np, 0), sd(np, 0), rc, rd;
+  auto group = [](int groups, std::int64_t count, auto&& global_of, auto&& owner_of) {
+    buckets b;
+    b.start.assign(std::size_t(groups) + 1, 0);
+    for (std::int64_t k = 0; k < count; ++k) ++b.start[std::size_t(owner_of(global_of(k))) + 1];
+    for (int g = 0; g < groups; ++g) b.start[std::size_t(g) + 1] += b.start[std::size_t(g)];
+    b.at.resize(std::size_t(count));
+    std::vector<std::int64_t> fill(b.start.begin(), b.start.end() - 1);
+    for (std::int64_t k = 0; k < count; ++k) {
+      const std::int64_t x = global_of(k);
+      b.at[std::size_t(fill[std::size_t(owner_of(x))]++)] = {x, k};
+    }
+    return b;
+  };
+  const std::int64_t nlr = local_rows(), nlc = local_cols();
+  const buckets rows_by = group(
+      pc, nlr, [&](std::int64_t li) { return L.global_row(mr, li); }, [&](std::int64_t x) { return L.owner_col(x); });
+  const buckets cols_by = group(
+      pr, nlc, [&](std::int64_t lj) { return L.global_col(mc, lj); }, [&](std::int64_t x) { return L.owner_row(x); });
+  auto wanted = [&](std::int64_t i, std::int64_t j) { return i != j && !(upper_only && i > j); };
+  std::vector<std::size_t> scount(np, 0), sdispl(np, 0), rcount, rdispl;
   std::vector<T> sbuf;
-  const int mr = grid().my_row(), mc = grid().my_col();
-  T* mine = local();
+  sbuf.reserve(std::size_t(nlr * nlc));
+  const T* mine = local();
   for (int t = 0; t < np; ++t) {
     const int w = engine_.world_of(t);
-    sd[w] = sbuf.size() * sizeof(T);
-    sends(mr, mc, t / pc, t % pc,
-          [&](auto, auto, std::int64_t li, std::int64_t lj) { sbuf.push_back(mine[lj * lld() + li]); });
-    sc[w] = sbuf.size() * sizeof(T) - sd[w];
+    sdispl[w] = sbuf.size() * sizeof(T);
+    // To part (tr, tc): our (i, j) with j a row of tr and i a column of tc.
+    for (const auto& [j, lj] : cols_by[t / pc])
+      for (const auto& [i, li] : rows_by[t % pc])
+        if (wanted(i, j)) sbuf.push_back(mine[lj * lld() + li]);
+    scount[w] = sbuf.size() * sizeof(T) - sdispl[w];
   }
-  auto rbytes = detail::alltoallv_bytes(reinterpret_cast<const std::byte*>(sbuf.data()), sc, sd, rc, rd,
-                                        [](detail::request& r) { r.wait(); });
+  auto rbytes = detail::alltoallv_bytes(reinterpret_cast<const std::byte*>(sbuf.data()), scount, sdispl, rcount,
+                                        rdispl, [](detail::request& r) { r.wait(); });
   const T* rbuf = reinterpret_cast<const T*>(rbytes.data());
+  T* out = local();
   for (int s = 0; s < np; ++s) {
-    const int sr = s / pc, scol = s % pc;
-    std::size_t k = rd[engine_.world_of(s)] / sizeof(T);
-    sends(sr, scol, mr, mc, [&](std::int64_t i, std::int64_t j, auto, auto) {
-      // The value of (i, j) lands on our element (j, i).
-      T& dst = mine[L.local_col(i) * lld() + L.local_row(j)];
-      dst = average ? (dst + mirror(rbuf[k])) / T(2) : mirror(rbuf[k]);
-      ++k;
-    });
+    std::size_t k = rdispl[engine_.world_of(s)] / sizeof(T);
+    // From part (sr, sc), in its order: (i, j) with j one of our rows and
+    // a column of sc, i one of our columns and a row of sr. The value of
+    // (i, j) lands on our element (j, i).
+    for (const auto& [j, lrow] : rows_by[s % pc])
+      for (const auto& [i, lcol] : cols_by[s / pc])
+        if (wanted(i, j)) {
+          T& dst = out[lcol * lld() + lrow];
+          dst = average ? (dst + mirror(rbuf[k])) / T(2) : mirror(rbuf[k]);
+          ++k;
+        }
   }
   if constexpr (hermitian)  // (A + A^H) / 2 on the diagonal: its real part
     if (average)
       for (std::int64_t lj = 0; lj < local_cols(); ++lj) {
         const std::int64_t j = L.global_col(mc, lj);
-        if (j < rows() && L.owner_row(j) == mr) mine[lj * lld() + L.local_row(j)].imag(0);
+        if (j < rows() && L.owner_row(j) == mr) out[lj * lld() + L.local_row(j)].imag(0);
       }
   barrier(world());
 }
