@@ -79,29 +79,29 @@ void dispatch(int source, std::span<const std::byte> msg) {
   h(source, msg.subspan(sizeof id));
 }
 
-// Takes every message waiting in this process's node-local rings. At user
+// Takes every message waiting in this process's node-local ring. At user
 // level every handler runs straight from the ring (no copy); in internal
 // progress, or when a handler's own progress re-enters, only internal
 // handlers do and the others are copied to the inbox.
 bool receive_ring_messages(bool user_level) {
-  std::size_t n = 0;
-  for (auto& [source, ring] : st.in_rings)
-    n += ring.drain([src = source, user_level](std::span<const std::byte> m, bool in_place) {
-      if (user_level && in_place)
-        dispatch(src, m);
-      else
-        deliver(src, m, nullptr);
-    });
+  if (!st.in_ring) return false;
+  const std::size_t n = st.in_ring.drain([user_level](int src, std::span<const std::byte> m, bool in_place) {
+    if (user_level && in_place)
+      dispatch(src, m);
+    else
+      deliver(src, m, nullptr);
+  });
   return n != 0;
 }
 
 namespace {
-// Ring size per (sender, receiver) pair on a node: ACCRETE_AM_RING_BYTES,
-// rounded up to a power of two; 0 turns the rings off (every message goes
-// through MPI). The default holds ~16 8-KiB messages per pair.
+// Ring size per receiving process: ACCRETE_AM_RING_BYTES, rounded up to a
+// power of two; 0 turns the rings off (every message goes through MPI).
+// Every process of the node writes into it; the default holds ~64 8-KiB
+// messages.
 std::size_t ring_capacity() {
-  // At most 1 GiB: a ring is node-shared memory per (sender, receiver) pair.
-  const std::size_t cap = env_bytes("ACCRETE_AM_RING_BYTES", 0, std::size_t{1} << 30).value_or(std::size_t{128} << 10);
+  // At most 1 GiB: a ring is node-shared memory per process.
+  const std::size_t cap = env_bytes("ACCRETE_AM_RING_BYTES", 0, std::size_t{1} << 30).value_or(std::size_t{512} << 10);
   if (cap == 0) return 0;
   std::size_t p = 256;
   while (p < cap) p <<= 1;
@@ -109,27 +109,22 @@ std::size_t ring_capacity() {
 }
 }  // namespace
 
-// Collective over the node: every process allocates one ring per node
-// process (itself included), clears them, and maps the rings it writes into.
+// Collective over the node: every process allocates its ring, clears it,
+// and maps the rings of every node process (itself included) to write into.
 void open_rings() {
   const std::size_t cap = ring_capacity();
   st.out_rings.clear();
   st.ring_of.assign(st.size, -1);
-  st.in_rings.clear();
+  st.in_ring = shm_ring();
   if (cap == 0) return;
   const int node_n = st.node_n;
   std::vector<int> world_of(node_n);
   ACCRETE_MPI(MPI_Allgather(&st.rank, 1, MPI_INT, world_of.data(), 1, MPI_INT, st.node));
   const std::size_t one = shm_ring::header_bytes + cap;
   void* base = nullptr;
-  ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(one * node_n), 1, MPI_INFO_NULL, st.node, &base, &st.ring_win));
-  auto mine = static_cast<std::byte*>(base);
-  int me = 0;
-  MPI_Comm_rank(st.node, &me);
-  for (int i = 0; i < node_n; ++i) {
-    shm_ring::clear(mine + one * i);
-    st.in_rings.emplace_back(world_of[i], shm_ring(mine + one * i, cap));
-  }
+  ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(one), 1, MPI_INFO_NULL, st.node, &base, &st.ring_win));
+  shm_ring::clear(static_cast<std::byte*>(base), cap);
+  st.in_ring = shm_ring(static_cast<std::byte*>(base), cap);
   ACCRETE_MPI(MPI_Barrier(st.node));  // every ring is clear before anyone writes
   st.out_rings.reserve(std::size_t(node_n));
   for (int i = 0; i < node_n; ++i) {
@@ -138,14 +133,14 @@ void open_rings() {
     void* p = nullptr;
     ACCRETE_MPI(MPI_Win_shared_query(st.ring_win, i, &sz, &du, &p));
     st.ring_of[world_of[i]] = std::int32_t(st.out_rings.size());
-    st.out_rings.emplace_back(static_cast<std::byte*>(p) + one * me, cap);
+    st.out_rings.emplace_back(static_cast<std::byte*>(p), cap);
   }
 }
 
 void close_rings() {
   st.out_rings.clear();
   st.ring_of.clear();
-  st.in_rings.clear();
+  st.in_ring = shm_ring();
   if (st.ring_win != MPI_WIN_NULL) MPI_Win_free(&st.ring_win);
 }
 
@@ -195,7 +190,7 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
   // Node-local: through the ring when it has room (messages need not stay
   // in order, so a full ring simply sends this one through MPI).
   if (const int slot = st.ring_of[rank];
-      slot >= 0 && msg.size() <= st.out_rings[slot].max_message() && st.out_rings[slot].try_push(msg)) {
+      slot >= 0 && msg.size() <= st.out_rings[slot].max_message() && st.out_rings[slot].try_push(st.rank, msg)) {
     ++st.sent[rank];
     if (msg.capacity() > spare_message.capacity()) spare_message = std::move(msg);
     return;

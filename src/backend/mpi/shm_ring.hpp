@@ -1,22 +1,41 @@
 #pragma once
-// A single-producer single-consumer byte ring in node-shared memory: the
+// A multi-producer single-consumer byte ring in node-shared memory: the
 // fast path for active messages between processes of one node (and to
 // self). MPI point-to-point through Open MPI's vader or MPICH's shm costs
-// ~1 us per message each way; a ring costs a copy and two cache-line
-// transfers.
+// ~1 us per message each way; a ring costs a copy, an atomic add on the
+// tail and two cache-line transfers.
 //
-// Layout (in the receiver's memory, one ring per sender): the producer's
-// `tail` and the consumer's `head` on separate cache lines, then `cap`
-// bytes of records. Both counters grow monotonically (positions are taken
-// modulo cap). A record is an 8-byte length then the message, padded to 8
-// bytes; a record never wraps: if it does not fit before the end, the
-// producer writes a pad marker and starts at offset 0.
+// One ring per receiver, written by every process of its node: per node
+// L rings for L processes, not one per ordered pair (L^2), the layout of
+// GASNet's and MPICH's shared-memory transports (docs/scaling.md).
 //
-// Ordering: the producer copies the record, then publishes `tail` with
-// release; the consumer reads `tail` with acquire. Processes of one node
-// share coherent memory and std::atomic_ref on 8-byte aligned words is
-// lock-free, so this is the same guarantee MPI_Win_sync would give (and it
-// also orders the node-local puts that precede a remote-completion message).
+// Layout (in the receiver's memory): the producers' shared `tail` and the
+// consumer's `head` on separate cache lines, then `cap` bytes of records.
+// Both counters grow monotonically (positions are taken modulo cap). A
+// record is a 16-byte header (state word, sender rank) then the message,
+// padded to 8 bytes; a record never wraps: if it does not fit before the
+// end, its producer reserves the rest of the ring as a pad record as well.
+//
+// Protocol:
+// - A producer reserves [t, t + bytes) by compare-and-swap on `tail`,
+//   after checking against `head` (acquire) that the space is free; then it
+//   writes the record and stores its state word last, with release
+//   (0: not yet written; pad_marker; else message length + 1).
+// - The consumer reads the state word at `head` with acquire: 0 means the
+//   next record is not written yet (or nothing is there), and it stops; a
+//   record reserved later but written earlier waits for the one before it.
+//   Messages need no order across producers, and a producer that finds the
+//   ring full sends through MPI, so a slow writer only delays, never blocks.
+// - Free space must read as 0 wherever a state word may later sit, which is
+//   any 8-byte position: the consumer zeroes what it has taken before it
+//   releases it (one store of `head`, release). The ring starts all zero.
+//   Taken but unreleased space is not zero yet, so the consumer never reads
+//   more than one lap past what it released.
+// Processes of one node share coherent memory and std::atomic_ref on
+// 8-byte aligned words is lock-free, so this is the same guarantee
+// MPI_Win_sync would give (and it also orders the node-local puts that
+// precede a remote-completion message).
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -28,67 +47,83 @@ namespace accrete::detail {
 class shm_ring {
  public:
   static constexpr std::size_t header_bytes = 128;  // tail line, head line
+  static constexpr std::size_t record_header = 16;  // state word, sender, unused
 
   shm_ring() = default;
-  /// `mem` points at header_bytes + cap bytes; cap is a power of two.
+  /// `mem` points at header_bytes + cap bytes; cap is a power of two of at
+  /// least 64.
   shm_ring(std::byte* mem, std::size_t cap) : mem_(mem), cap_(cap) {}
 
-  /// The receiver clears its rings before any sender may use them.
-  static void clear(std::byte* mem) { std::memset(mem, 0, header_bytes); }
+  /// The receiver clears its ring before any sender may use it.
+  static void clear(std::byte* mem, std::size_t cap) { std::memset(mem, 0, header_bytes + cap); }
 
   explicit operator bool() const noexcept { return mem_ != nullptr; }
   /// Largest message try_push accepts: a quarter of the ring keeps several
   /// messages in flight.
-  std::size_t max_message() const noexcept { return cap_ / 4 - sizeof(std::uint64_t); }
+  std::size_t max_message() const noexcept { return cap_ / 4 - record_header; }
 
-  /// Producer: appends `msg` unless the ring lacks space; returns whether it did.
-  bool try_push(std::span<const std::byte> msg) noexcept {
+  /// Producer (any process of the node, any thread): appends `msg` from
+  /// `source` unless the ring lacks space; returns whether it did.
+  bool try_push(int source, std::span<const std::byte> msg) noexcept {
     const std::uint64_t rec = record_bytes(msg.size());
-    const std::uint64_t pos = tail_ & (cap_ - 1);
-    const std::uint64_t pad = cap_ - pos < rec ? cap_ - pos : 0;
-    if (tail_ + pad + rec - head_cache_ > cap_) {
-      head_cache_ = std::atomic_ref(head()).load(std::memory_order_acquire);
-      if (tail_ + pad + rec - head_cache_ > cap_) return false;
+    std::atomic_ref<std::uint64_t> tail(tail_word());
+    std::uint64_t t = tail.load(std::memory_order_relaxed), pad = 0;
+    for (;;) {
+      const std::uint64_t pos = t & (cap_ - 1);
+      pad = cap_ - pos < rec ? cap_ - pos : 0;
+      std::uint64_t h = head_cache_.load(std::memory_order_acquire);
+      if (t + pad + rec - h > cap_) {
+        // Acquire: the consumer zeroed this space before releasing it.
+        h = std::atomic_ref<std::uint64_t>(head_word()).load(std::memory_order_acquire);
+        head_cache_.store(h, std::memory_order_release);
+        if (t + pad + rec - h > cap_) return false;
+      }
+      if (tail.compare_exchange_weak(t, t + pad + rec, std::memory_order_relaxed, std::memory_order_relaxed)) break;
     }
-    if (pad) {
-      std::uint64_t marker = pad_marker;
-      std::memcpy(data() + pos, &marker, sizeof marker);
-    }
-    std::byte* r = data() + ((tail_ + pad) & (cap_ - 1));
-    std::uint64_t len = msg.size();
-    std::memcpy(r, &len, sizeof len);
-    std::memcpy(r + sizeof len, msg.data(), msg.size());
-    tail_ += pad + rec;
-    std::atomic_ref(tail()).store(tail_, std::memory_order_release);
+    if (pad) std::atomic_ref<std::uint64_t>(state_at(t)).store(pad_marker, std::memory_order_release);
+    t += pad;
+    std::byte* r = data() + (t & (cap_ - 1));
+    const std::int32_t src = source;
+    std::memcpy(r + sizeof(std::uint64_t), &src, sizeof src);
+    if (!msg.empty()) std::memcpy(r + record_header, msg.data(), msg.size());
+    std::atomic_ref<std::uint64_t>(state_at(t)).store(std::uint64_t(msg.size()) + 1, std::memory_order_release);
     return true;
   }
 
-  /// Consumer: calls `take(span, in_place)` for every message present, in
-  /// order. The span is valid only during the call. A drain re-entered from
-  /// inside `take` (a handler that makes progress) still takes the messages
-  /// behind the current one, but with in_place = false: it must copy them,
-  /// because their space is released only when the outermost drain ends.
-  /// Returns the number of messages taken.
+  /// Consumer (the receiver; one thread at a time): calls
+  /// `take(source, span, in_place)` for every message written, in ring
+  /// order, up to the first one not yet written. The span is valid only
+  /// during the call. A drain re-entered from inside `take` (a handler that
+  /// makes progress) still takes the messages behind the current one, but
+  /// with in_place = false: it must copy them, because their space is
+  /// released only when the outermost drain ends. Returns the number of
+  /// messages taken.
   template <class F>
   std::size_t drain(F&& take) {
-    const std::uint64_t t = std::atomic_ref(tail()).load(std::memory_order_acquire);
-    if (head_ >= t) return 0;
+    if (head_ - released_ >= cap_ ||
+        std::atomic_ref<std::uint64_t>(state_at(head_)).load(std::memory_order_acquire) == 0)
+      return 0;
     const bool outer = !draining_;
     draining_ = true;
     std::size_t n = 0;
     try {
-      while (head_ < t) {
+      // A full lap taken but not yet released: what lies ahead is what was
+      // just taken (it is zeroed only at release).
+      while (head_ - released_ < cap_) {
+        const std::uint64_t w = std::atomic_ref<std::uint64_t>(state_at(head_)).load(std::memory_order_acquire);
+        if (w == 0) break;
         const std::uint64_t pos = head_ & (cap_ - 1);
-        std::uint64_t len;
-        std::memcpy(&len, data() + pos, sizeof len);
-        if (len == pad_marker) {
+        if (w == pad_marker) {
           head_ += cap_ - pos;
           continue;
         }
-        const std::byte* m = data() + pos + sizeof len;
+        const std::byte* r = data() + pos;
+        std::int32_t src;
+        std::memcpy(&src, r + sizeof(std::uint64_t), sizeof src);
+        const std::size_t len = std::size_t(w - 1);
         head_ += record_bytes(len);
         ++n;
-        take(std::span<const std::byte>(m, len), outer);
+        take(int(src), std::span<const std::byte>(r + record_header, len), outer);
       }
     } catch (...) {
       if (outer) finish();
@@ -100,21 +135,45 @@ class shm_ring {
 
  private:
   static constexpr std::uint64_t pad_marker = ~std::uint64_t{0};
-  static std::uint64_t record_bytes(std::size_t n) noexcept { return (sizeof(std::uint64_t) + n + 7) & ~7ull; }
-  std::uint64_t& tail() noexcept { return *reinterpret_cast<std::uint64_t*>(mem_); }
-  std::uint64_t& head() noexcept { return *reinterpret_cast<std::uint64_t*>(mem_ + 64); }
+  static std::uint64_t record_bytes(std::size_t n) noexcept { return (record_header + n + 7) & ~7ull; }
+  std::uint64_t& tail_word() noexcept { return *reinterpret_cast<std::uint64_t*>(mem_); }
+  std::uint64_t& head_word() noexcept { return *reinterpret_cast<std::uint64_t*>(mem_ + 64); }
   std::byte* data() noexcept { return mem_ + header_bytes; }
-  // Releases the space of everything taken, after the last handler ran.
+  std::uint64_t& state_at(std::uint64_t p) noexcept {
+    return *reinterpret_cast<std::uint64_t*>(data() + (p & (cap_ - 1)));
+  }
+  // Zeroes everything taken since the last release, then releases it,
+  // after the last handler ran.
   void finish() noexcept {
-    std::atomic_ref(head()).store(head_, std::memory_order_release);
+    for (std::uint64_t p = released_; p < head_;) {
+      const std::uint64_t pos = p & (cap_ - 1), len = std::min(cap_ - pos, head_ - p);
+      std::memset(data() + pos, 0, len);
+      p += len;
+    }
+    released_ = head_;
+    std::atomic_ref<std::uint64_t>(head_word()).store(head_, std::memory_order_release);
     draining_ = false;
   }
 
   std::byte* mem_ = nullptr;
   std::uint64_t cap_ = 0;
-  std::uint64_t tail_ = 0, head_cache_ = 0;  // producer side
-  std::uint64_t head_ = 0;                   // consumer side
+  // Producer side: the newest head seen (threads of one process share it;
+  // a stale value only makes a producer look again). Release/acquire pass
+  // on the consumer's zeroing to the thread that writes into the space.
+  std::atomic<std::uint64_t> head_cache_{0};
+  std::uint64_t head_ = 0, released_ = 0;  // consumer side
   bool draining_ = false;
+
+ public:
+  // Copies keep the producer's cached head.
+  shm_ring(const shm_ring& o)
+      : mem_(o.mem_), cap_(o.cap_), head_cache_(o.head_cache_.load()), head_(o.head_), released_(o.released_),
+        draining_(o.draining_) {}
+  shm_ring& operator=(const shm_ring& o) {
+    mem_ = o.mem_, cap_ = o.cap_, head_ = o.head_, released_ = o.released_, draining_ = o.draining_;
+    head_cache_.store(o.head_cache_.load());
+    return *this;
+  }
 };
 
 static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free,

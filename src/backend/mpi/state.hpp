@@ -72,15 +72,15 @@ struct state_t {
     std::size_t size;
   };
   std::deque<inbound> inbox;
-  // node-local active messages (shm_ring.hpp): per node peer, the ring we
-  // write into (in that process's memory), found through ring_of (per world
-  // rank: the index in out_rings, -1 off the node; 4 bytes per rank instead
-  // of a ring handle per rank, docs/scaling.md), and the rings others write
-  // into us, with the sender's world rank
+  // node-local active messages (shm_ring.hpp): one ring per process, which
+  // every process of its node writes into. Per node peer the view of its
+  // ring we write through, found through ring_of (per world rank: the index
+  // in out_rings, -1 off the node; 4 bytes per rank, docs/scaling.md), and
+  // our own ring, which we drain (empty when the rings are off).
   MPI_Win ring_win = MPI_WIN_NULL;
   std::vector<shm_ring> out_rings;
   std::vector<std::int32_t> ring_of;
-  std::vector<std::pair<int, shm_ring>> in_rings;
+  shm_ring in_ring;
   // node barrier: arrival count and generation, on separate cache lines in
   // the node's first process's memory
   MPI_Win sync_win = MPI_WIN_NULL;
