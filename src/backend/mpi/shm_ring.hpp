@@ -13,8 +13,10 @@
 // consumer's `head` on separate cache lines, then `cap` bytes of records.
 // Both counters grow monotonically (positions are taken modulo cap). A
 // record is a 16-byte header (state word, sender rank) then the message,
-// padded to 8 bytes; a record never wraps: if it does not fit before the
-// end, its producer reserves the rest of the ring as a pad record as well.
+// padded to 64 bytes (records of different producers never share a cache
+// line, and a state word can only sit at the start of a line); a record
+// never wraps: if it does not fit before the end, its producer reserves the
+// rest of the ring as a pad record as well.
 //
 // Protocol:
 // - A producer reserves [t, t + bytes) by compare-and-swap on `tail`,
@@ -26,16 +28,16 @@
 //   record reserved later but written earlier waits for the one before it.
 //   Messages need no order across producers, and a producer that finds the
 //   ring full sends through MPI, so a slow writer only delays, never blocks.
-// - Free space must read as 0 wherever a state word may later sit, which is
-//   any 8-byte position: the consumer zeroes what it has taken before it
-//   releases it (one store of `head`, release). The ring starts all zero.
+// - Free space must read as 0 wherever a state word may later sit, the
+//   first word of every line: the consumer zeroes those of what it has
+//   taken before it releases it (one store of `head`, release). The ring
+//   starts all zero.
 //   Taken but unreleased space is not zero yet, so the consumer never reads
 //   more than one lap past what it released.
 // Processes of one node share coherent memory and std::atomic_ref on
 // 8-byte aligned words is lock-free, so this is the same guarantee
 // MPI_Win_sync would give (and it also orders the node-local puts that
 // precede a remote-completion message).
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +53,7 @@ class shm_ring {
 
   shm_ring() = default;
   /// `mem` points at header_bytes + cap bytes; cap is a power of two of at
-  /// least 64.
+  /// least 256.
   shm_ring(std::byte* mem, std::size_t cap) : mem_(mem), cap_(cap) {}
 
   /// The receiver clears its ring before any sender may use it.
@@ -135,21 +137,19 @@ class shm_ring {
 
  private:
   static constexpr std::uint64_t pad_marker = ~std::uint64_t{0};
-  static std::uint64_t record_bytes(std::size_t n) noexcept { return (record_header + n + 7) & ~7ull; }
+  static constexpr std::uint64_t line = 64;
+  static std::uint64_t record_bytes(std::size_t n) noexcept { return (record_header + n + line - 1) & ~(line - 1); }
   std::uint64_t& tail_word() noexcept { return *reinterpret_cast<std::uint64_t*>(mem_); }
   std::uint64_t& head_word() noexcept { return *reinterpret_cast<std::uint64_t*>(mem_ + 64); }
   std::byte* data() noexcept { return mem_ + header_bytes; }
   std::uint64_t& state_at(std::uint64_t p) noexcept {
     return *reinterpret_cast<std::uint64_t*>(data() + (p & (cap_ - 1)));
   }
-  // Zeroes everything taken since the last release, then releases it,
-  // after the last handler ran.
+  // Zeroes the state words of everything taken since the last release,
+  // then releases it, after the last handler ran.
   void finish() noexcept {
-    for (std::uint64_t p = released_; p < head_;) {
-      const std::uint64_t pos = p & (cap_ - 1), len = std::min(cap_ - pos, head_ - p);
-      std::memset(data() + pos, 0, len);
-      p += len;
-    }
+    for (std::uint64_t p = released_; p < head_; p += line)
+      std::atomic_ref<std::uint64_t>(state_at(p)).store(0, std::memory_order_relaxed);
     released_ = head_;
     std::atomic_ref<std::uint64_t>(head_word()).store(head_, std::memory_order_release);
     draining_ = false;
