@@ -417,13 +417,22 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
             std::min<std::size_t>(std::size_t(p.nc), std::max<std::size_t>(1, (max_bytes - fixed) / col)));
       }
       const double t0 = now();
+      // Whole columns of a column-major block: copy runs of consecutive
+      // source rows (block-cyclic pieces come in runs of up to a block),
+      // not one indexed load per element.
+      const bool by_runs = colmaj && rr == p.nr;
+      if (by_runs) make_runs(p.rpos, nullptr, p.nr, runs);
       for (std::int32_t j0 = 0; j0 < p.nc; j0 += cc)
         for (std::int32_t i0 = 0; i0 < p.nr; i0 += rr) {
           const std::int32_t pr = std::min(rr, p.nr - i0), pcn = std::min(cc, p.nc - j0);
           T* v = start_packet(target, pr, pcn, p.rloc + i0, p.cloc + j0);
           for (std::int32_t c = 0; c < pcn; ++c) {
             const T* src = block + std::int64_t(p.cpos[j0 + c]) * cs;
-            for (std::int32_t r = 0; r < pr; ++r) v[std::int64_t(c) * pr + r] = src[std::int64_t(p.rpos[i0 + r]) * rs];
+            T* to = v + std::int64_t(c) * pr;
+            if (by_runs)
+              for (const auto& ru : runs) std::memcpy(to + ru.first, src + ru.loc, std::size_t(ru.len) * sizeof(T));
+            else
+              for (std::int32_t r = 0; r < pr; ++r) to[r] = src[std::int64_t(p.rpos[i0 + r]) * rs];
           }
           exchange_->packed(*this, target);
         }
