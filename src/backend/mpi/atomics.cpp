@@ -58,7 +58,10 @@ void atomic_accumulate(int rank, std::uint64_t offset, atomic_type t, atomic_op 
 void atomic_compare_swap(int rank, std::uint64_t offset, atomic_type t, const void* expected, const void* desired,
                          void* result) {
   MPI_Win w = win();
-  ACCRETE_MPI(MPI_Compare_and_swap(desired, expected, result, cas_type(t), rank, MPI_Aint(offset), w));
+  // const_cast: SimGrid's SMPI (ACCRETE_SMPI builds) declares the buffers
+  // non-const; MPI reads them only.
+  ACCRETE_MPI(MPI_Compare_and_swap(const_cast<void*>(desired), const_cast<void*>(expected), result, cas_type(t), rank,
+                                   MPI_Aint(offset), w));
   ACCRETE_MPI(MPI_Win_flush(rank, w));
 }
 

@@ -30,6 +30,12 @@ process_grid::process_grid(MPI_Comm comm, int pr, int pc, grid_order order)
 }
 
 int process_grid::blacs_context() const {
+#ifdef ACCRETE_NO_SCALAPACK
+  // A simulation build (ACCRETE_SMPI) links no ScaLAPACK: SMPI runs only
+  // programs compiled and linked by smpicxx, and Debian's ScaLAPACK is built
+  // against a real MPI.
+  throw std::runtime_error("accrete::process_grid::blacs_context: this build has no ScaLAPACK (ACCRETE_SMPI)");
+#else
   if (!state_->created) {
     const int handle = Csys2blacs_handle(comm_);
     int ctx = handle;
@@ -59,6 +65,7 @@ int process_grid::blacs_context() const {
     state_->created = true;
   }
   return state_->context;
+#endif
 }
 
 }  // namespace accrete
