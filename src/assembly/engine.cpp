@@ -83,7 +83,7 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
     if (std::byte* base = block_.peer(w); base && w != world_rank())
       for (std::size_t off = 0; off < std::size_t(all[3 * std::size_t(w) + 2]); off += 4096) sink = base[off];
   (void)sink;
-  outbox_.resize(np);
+  box_of_.assign(std::size_t(np), -1);
   std::uint64_t seed = shape_.seed ^ (std::uint64_t(world_rank()) * 0x9e3779b97f4a7c15ULL);
   rng_ = splitmix(seed);
   static bool registered = [] {

@@ -41,8 +41,13 @@ void assembly_engine::require_whole_piece(int target, std::int32_t nr, std::int3
 }
 
 std::byte* assembly_engine::packet_slot(int part, std::size_t bytes) {
-  auto& box = outbox_[part];
-  if (!box.empty() && box.size() + bytes > max_message_bytes) flush_target(part);
+  if (buffered_for(part) && buffered_for(part) + bytes > max_message_bytes) flush_target(part);
+  std::int32_t& b = box_of_[std::size_t(part)];
+  if (b < 0) {
+    b = std::int32_t(outbox_.size());
+    outbox_.push_back({part, {}});
+  }
+  auto& box = outbox_[std::size_t(b)].bytes;
   if (box.empty()) {
     // Room for the active-message header and the engine id / round words.
     box.resize(am_header_bytes + message_prefix_bytes);
@@ -56,32 +61,45 @@ std::byte* assembly_engine::packet_slot(int part, std::size_t bytes) {
 }
 
 void assembly_engine::flush_target(int part) {
-  auto& box = outbox_[part];
-  if (box.empty()) return;
-  // Every packet of a box is of one round: commit flushes all boxes before
-  // it moves round_ on, under the same lock.
-  std::uint32_t hdr[2] = {id_, std::uint32_t(round_.load(std::memory_order_relaxed))};
-  std::memcpy(box.data() + am_header_bytes, hdr, sizeof hdr);
-  const std::size_t n = box.size();
-  const int rank = world_of_[part];
-  {
-    scope_timer t{stats_.t_move};
-    am_send_owned(rank, &assembly_engine::on_message, std::move(box));
+  const std::int32_t b = box_of_[std::size_t(part)];
+  if (b < 0) return;
+  auto& box = outbox_[std::size_t(b)].bytes;
+  if (!box.empty()) {
+    // Every packet of a box is of one round: commit flushes all boxes
+    // before it moves round_ on, under the same lock.
+    std::uint32_t hdr[2] = {id_, std::uint32_t(round_.load(std::memory_order_relaxed))};
+    std::memcpy(box.data() + am_header_bytes, hdr, sizeof hdr);
+    const std::size_t n = box.size();
+    const int rank = world_of_[part];
+    {
+      scope_timer t{stats_.t_move};
+      am_send_owned(rank, &assembly_engine::on_message, std::move(box));
+    }
+    // Counted only once sent: a send that throws leaves no phantom message
+    // for the receiver to wait for.
+    buffered_ -= n;
+    stats_.bytes_sent += n;
+    ++stats_.messages_sent;
+    ++sent_;
   }
-  // Counted only once sent: a send that throws leaves no phantom message
-  // for the receiver to wait for.
-  buffered_ -= n;
-  stats_.bytes_sent += n;
-  ++stats_.messages_sent;
-  ++sent_;
-  box = std::vector<std::byte>();
+  // The part has no buffer now: the last one takes its place.
+  if (std::size_t(b) + 1 != outbox_.size()) {
+    outbox_[std::size_t(b)] = std::move(outbox_.back());
+    box_of_[std::size_t(outbox_[std::size_t(b)].part)] = b;
+  }
+  outbox_.pop_back();
+  box_of_[std::size_t(part)] = -1;
+}
+
+void assembly_engine::flush_all() {
+  while (!outbox_.empty()) flush_target(outbox_.back().part);
 }
 
 void assembly_engine::wait_for_room(std::size_t bytes) {
   if (buffered_ + am_inflight_bytes() + bytes <= shape_.buffer_cap) return;
   // Send what is buffered, then let the sends drain (and keep applying what
   // arrives, so two processes waiting on each other both make headway).
-  for (int p = 0; p < int(outbox_.size()); ++p) flush_target(p);
+  flush_all();
   scope_timer t{stats_.t_wait};
   unsigned spins = 0;
   while (buffered_ + am_inflight_bytes() + bytes > shape_.buffer_cap) {
@@ -97,7 +115,7 @@ void packets_exchange::reserve(assembly_engine& e, std::size_t bytes) {
 }
 
 void packets_exchange::packed(assembly_engine& e, int part) {
-  if (e.outbox_[part].size() >= e.shape_.coalesce_bytes) e.flush_target(part);
+  if (e.buffered_for(part) >= e.shape_.coalesce_bytes) e.flush_target(part);
 }
 
 void packets_exchange::updated(assembly_engine& e) {
@@ -109,7 +127,7 @@ void packets_exchange::updated(assembly_engine& e) {
 }
 
 void packets_exchange::close_round(assembly_engine& e) {
-  for (int p = 0; p < int(e.outbox_.size()); ++p) e.flush_target(p);
+  e.flush_all();
   closed_sent_ = e.sent_;
   e.sent_ = 0;
 }
@@ -152,8 +170,12 @@ void packets_exchange::deliver(assembly_engine& e, double start) {
 // ---- alltoall -------------------------------------------------------------------------
 
 void alltoall_exchange::close_round(assembly_engine& e) {
-  boxes_ = std::move(e.outbox_);
-  e.outbox_.assign(boxes_.size(), {});
+  boxes_.assign(e.box_of_.size(), {});
+  for (auto& b : e.outbox_) {
+    e.box_of_[std::size_t(b.part)] = -1;
+    boxes_[std::size_t(b.part)] = std::move(b.bytes);
+  }
+  e.outbox_.clear();
   e.buffered_ = 0;
 }
 

@@ -197,6 +197,11 @@ class assembly_engine {
   bool try_lock_stripe(int part, std::int64_t stripe) const noexcept;
   void unlock_stripe(int part, std::int64_t stripe) const noexcept;
   void flush_target(int part);
+  void flush_all();  // every buffer with data
+  std::size_t buffered_for(int part) const noexcept {
+    const std::int32_t b = box_of_[std::size_t(part)];
+    return b < 0 ? 0 : outbox_[std::size_t(b)].bytes.size();
+  }
   void wait_for_room(std::size_t bytes);
   void apply_packets(std::span<const std::byte> packets);
   static void on_message(int source, std::span<const std::byte> payload);
@@ -245,7 +250,15 @@ class assembly_engine {
   std::vector<held_message> held_;
 
   // Shared by updating threads (guarded by lock() unless noted).
-  std::vector<std::vector<std::byte>> outbox_;  // per part coalescing buffers
+  // Coalescing buffers of the parts that have data (a part with none has
+  // no buffer: 4 bytes per part, not a 24-byte vector, docs/scaling.md),
+  // found through box_of_ (per part: index in outbox_, -1 none).
+  struct outbox {
+    int part;
+    std::vector<std::byte> bytes;
+  };
+  std::vector<outbox> outbox_;
+  std::vector<std::int32_t> box_of_;
   std::atomic<std::size_t> buffered_{0};        // bytes in outboxes (read without the lock)
   std::uint64_t sent_ = 0;                      // messages sent this round
   std::uint64_t received_ = 0;                  // messages of round open_ applied
