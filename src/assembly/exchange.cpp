@@ -41,7 +41,7 @@ void assembly_engine::require_whole_piece(int target, std::int32_t nr, std::int3
 }
 
 std::byte* assembly_engine::packet_slot(int part, std::size_t bytes) {
-  if (buffered_for(part) && buffered_for(part) + bytes > max_message_bytes) flush_target(part);
+  if (const std::size_t have = buffered_for(part); have && have + bytes > max_message_bytes) flush_target(part);
   std::int32_t& b = box_of_[std::size_t(part)];
   if (b < 0) {
     b = std::int32_t(outbox_.size());

@@ -73,11 +73,11 @@ class shm_ring {
     for (;;) {
       const std::uint64_t pos = t & (cap_ - 1);
       pad = cap_ - pos < rec ? cap_ - pos : 0;
-      std::uint64_t h = head_cache_.load(std::memory_order_acquire);
+      std::uint64_t h = std::atomic_ref<std::uint64_t>(head_cache_).load(std::memory_order_acquire);
       if (t + pad + rec - h > cap_) {
         // Acquire: the consumer zeroed this space before releasing it.
         h = std::atomic_ref<std::uint64_t>(head_word()).load(std::memory_order_acquire);
-        head_cache_.store(h, std::memory_order_release);
+        std::atomic_ref<std::uint64_t>(head_cache_).store(h, std::memory_order_release);
         if (t + pad + rec - h > cap_) return false;
       }
       if (tail.compare_exchange_weak(t, t + pad + rec, std::memory_order_relaxed, std::memory_order_relaxed)) break;
@@ -160,20 +160,9 @@ class shm_ring {
   // Producer side: the newest head seen (threads of one process share it;
   // a stale value only makes a producer look again). Release/acquire pass
   // on the consumer's zeroing to the thread that writes into the space.
-  std::atomic<std::uint64_t> head_cache_{0};
+  std::uint64_t head_cache_ = 0;  // read and written through atomic_ref
   std::uint64_t head_ = 0, released_ = 0;  // consumer side
   bool draining_ = false;
-
- public:
-  // Copies keep the producer's cached head.
-  shm_ring(const shm_ring& o)
-      : mem_(o.mem_), cap_(o.cap_), head_cache_(o.head_cache_.load()), head_(o.head_), released_(o.released_),
-        draining_(o.draining_) {}
-  shm_ring& operator=(const shm_ring& o) {
-    mem_ = o.mem_, cap_ = o.cap_, head_ = o.head_, released_ = o.released_, draining_ = o.draining_;
-    head_cache_.store(o.head_cache_.load());
-    return *this;
-  }
 };
 
 static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free,
