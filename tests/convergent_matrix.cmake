@@ -13,3 +13,7 @@ endif()
 accrete_add_mpi_test(convergent_matrix_test NP 1 ENV GTEST_FILTER=*Thread* SUFFIX threads LABELS tsan)
 accrete_add_mpi_test(convergent_matrix_test NP 2 3 NODE_SIZES 0 1 ENV GTEST_FILTER=*Thread* SUFFIX threads
   LABELS tsan)
+# The same 4 updating threads with the progress thread applying packets
+# beside them (issue 12, part 2).
+accrete_add_mpi_test(convergent_matrix_test NP 3 NODE_SIZES 1 ENV GTEST_FILTER=*Thread* ACCRETE_PROGRESS_THREAD=1
+  SUFFIX threads.progress LABELS tsan)

@@ -3,6 +3,7 @@
 // A failure on any rank fails the test program on every rank; rank 0 prints
 // the usual report, other ranks print only their failures, prefixed by rank.
 #include <cstdio>
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -26,7 +27,9 @@ class failure_printer : public testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  // The progress thread (ACCRETE_PROGRESS_THREAD=1) needs MPI_THREAD_MULTIPLE.
+  MPI_Init_thread(&argc, &argv, std::getenv("ACCRETE_PROGRESS_THREAD") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED,
+                  &provided);
   testing::InitGoogleTest(&argc, argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -307,7 +307,9 @@ class session {
  public:
   session(int& argc, char**& argv) {
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    // The progress thread (ACCRETE_PROGRESS_THREAD=1) needs MPI_THREAD_MULTIPLE.
+    MPI_Init_thread(&argc, &argv, std::getenv("ACCRETE_PROGRESS_THREAD") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED,
+                    &provided);
     rt_ = std::make_unique<accrete::runtime>();
 #ifdef ACCRETE_BENCH_GA
     GA_Initialize();

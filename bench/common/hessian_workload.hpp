@@ -50,6 +50,12 @@ struct params {
   int64_t U = 0;   // updates per process
   int k = 0;       // rows of each Jacobian panel (0: closed-form values)
   uint64_t seed = 42;
+  // Load imbalance (benchmark knob, not in the spec): process `straggler`
+  // generates each update `straggle` times (same values, so results and
+  // checksums are unchanged): a process that computes much longer between
+  // updates than the others (issue 12, progress thread).
+  int straggler = -1;
+  int straggle = 1;
 
   int64_t n() const { return Lr * Ll; }  // update dimension
   int64_t Nl() const { return N / Lr; }  // lateral nodes
@@ -58,6 +64,7 @@ struct params {
   void validate() const {
     if (N <= 0 || Lr <= 0 || Ll <= 0 || U < 0 || k < 0)
       throw std::invalid_argument("hessian: N, Lr, Ll must be positive and U, k non-negative");
+    if (straggle < 1) throw std::invalid_argument("hessian: straggle must be at least 1");
     if (N % Lr != 0) throw std::invalid_argument("hessian: N must be a multiple of Lr");
     // Step 2 draws Ll distinct lateral nodes; it cannot terminate otherwise.
     if (Ll > Nl()) throw std::invalid_argument("hessian: Ll must not exceed N / Lr");
@@ -144,7 +151,7 @@ inline void syrk_upper_t(int n, int k, const double* G, double* B) {
 
 // Steps 1-5: update u of process p into out (its buffers are reused).
 template <class T = float>
-void make_update(const params& prm, int p, int64_t u, basic_update<T>& out) {
+void make_update_once(const params& prm, int p, int64_t u, basic_update<T>& out) {
   static_assert(std::is_floating_point_v<T>);
   uint64_t s = make_indices(prm, p, u, out.ix);
   const int64_t n = prm.n();
@@ -181,6 +188,12 @@ void make_update(const params& prm, int p, int64_t u, basic_update<T>& out) {
   // syrk fills only the upper triangle; the update is the full square.
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = j + 1; i < n; ++i) B[i + j * n] = B[j + i * n];
+}
+
+template <class T = float>
+void make_update(const params& prm, int p, int64_t u, basic_update<T>& out) {
+  const int times = p == prm.straggler ? prm.straggle : 1;
+  for (int t = 0; t < times; ++t) make_update_once(prm, p, u, out);
 }
 
 // Sum of all entries of B, in double.

@@ -17,6 +17,14 @@
 // assembly (accrete: one matrix for all rounds, reopen + commit per round;
 // the baselines: one call per round into the same storage, as a user
 // would); T is then the time per round.
+//
+// --straggle F: the last process generates each update F times (a process
+// that computes F times longer between updates; values unchanged), in
+// every implementation. --thread-ab: adds accrete_packets_thread, the
+// default strategy with the progress thread (the runtime is restarted with
+// init_options::progress_thread around each of its repetitions; MPI is
+// initialised with MPI_THREAD_MULTIPLE). "peak buf" is the largest
+// buffered + in-flight bytes of any process (assembly_stats::peak_buffered).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -72,6 +81,7 @@ double peak_rss_mib() {
 struct sample {
   double T = 0, bin = 0, move = 0, apply = 0, wait = 0, gen = 0;
   double bytes = 0, checksum = 0;
+  double peak_buffered = -1;  // accrete only
 };
 
 struct result {
@@ -109,6 +119,7 @@ sample run_accrete(const hw::params& prm, const process_grid& grid, const conver
   res.apply = reduce(st.t_apply, MPI_MAX) / R;
   res.wait = reduce(st.t_wait, MPI_MAX) / R;
   res.bytes = reduce(double(st.bytes_sent), MPI_SUM) / R;
+  res.peak_buffered = reduce(double(st.peak_buffered), MPI_MAX);
   res.checksum = reduce(hw::local_sum(H.local(), H.lld(), H.local_rows(), H.local_cols()), MPI_SUM) / R;
   return res;
 }
@@ -146,11 +157,23 @@ sample run_compute_only(const hw::params& prm) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  runtime rt;
+  bool thread_ab = false;
+  for (int a = 1; a < argc; ++a) thread_ab = thread_ab || std::strcmp(argv[a], "--thread-ab") == 0;
+  // MPI outlives the runtime, which --thread-ab restarts; declared first,
+  // it is finalised last (after the grid and the runtime).
+  struct mpi_session {
+    mpi_session(int& argc, char**& argv, int level) {
+      int provided = 0;
+      MPI_Init_thread(&argc, &argv, level, &provided);
+    }
+    ~mpi_session() { MPI_Finalize(); }
+  } mpi(argc, argv, thread_ab ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED);
+  std::optional<runtime> rt(std::in_place);
   std::string preset = "small", json, only;
   int reps = 3;
   int k = -1;
   int rounds = 0;
+  int straggle = 1;
   bool baselines = true;
   for (int a = 1; a < argc; ++a) {
     std::string s = argv[a];
@@ -175,6 +198,10 @@ int main(int argc, char** argv) {
       baselines = false;
     else if (s == "--rounds")
       rounds = std::stoi(val());
+    else if (s == "--straggle")
+      straggle = std::stoi(val());
+    else if (s == "--thread-ab")
+      continue;
     else {
       std::fprintf(stderr, "bench_hessian: unknown argument %s\n", s.c_str());
       return 2;
@@ -182,10 +209,13 @@ int main(int argc, char** argv) {
   }
   hw::params prm = hw::preset(preset);
   if (k >= 0) prm.k = k;
+  prm.straggle = straggle;
+  prm.straggler = rank_n() - 1;
   prm.validate();
   const int P = rank_n(), me = rank_me();
   const auto [pr, pc] = hw::grid_shape(P);
-  process_grid grid(world().mpi_comm(), pr, pc);
+  // On MPI_COMM_WORLD, not world(): the grid must outlive a runtime restart.
+  process_grid grid(MPI_COMM_WORLD, pr, pc);
   const auto lay = hw::make_layout(prm, P, me);
   auto wanted = [&](const std::string& n) {
     return only.empty() || ("," + only + ",").find("," + n + ",") != std::string::npos;
@@ -211,6 +241,18 @@ int main(int argc, char** argv) {
   impls.push_back({"accrete_alltoall", accrete_run(update_strategy::alltoall, false, false)});
   impls.push_back({"accrete_packets_repro", accrete_run(update_strategy::packets, true, false)});
   impls.push_back({"accrete_packets_atomic", accrete_run(update_strategy::packets, false, true)});
+  if (thread_ab)
+    impls.push_back({"accrete_packets_thread", [&] {
+                       auto run = accrete_run(update_strategy::packets, false, false);
+                       rt.reset();
+                       init_options with_thread;
+                       with_thread.progress_thread = true;
+                       rt.emplace(with_thread);
+                       const sample r = run();
+                       rt.reset();
+                       rt.emplace();
+                       return r;
+                     }});
   std::vector<float> mat;
   // Rounds: one call per round into the same storage, zeroed once; T is
   // per round, the checksum that of one round.
@@ -310,10 +352,13 @@ int main(int argc, char** argv) {
     std::printf("stream add (d += s, all %d processes at once): %.2f GB/s aggregate; physical bound = compute-only "
                 "%.4f s + 12 B x %.3g elements / that = %.4f s\n",
                 P, stream_bw / 1e9, compute_T, elems, phys_T);
-    std::printf("%-20s %9s %10s %8s %8s %8s %8s %8s %8s %9s %8s %8s %s\n", "implementation", "T [s]", "updates/s",
-                "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "T/phys", "T/ref", "checksum");
+    if (straggle > 1)
+      std::printf("straggler: process %d generates each update %d times\n", P - 1, straggle);
+    std::printf("%-22s %9s %10s %8s %8s %8s %8s %8s %8s %9s %9s %8s %8s %s\n", "implementation", "T [s]",
+                "updates/s", "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "peak buf", "T/phys",
+                "T/ref", "checksum");
     js << "{\"workload\":\"hessian\",\"preset\":\"" << preset << "\",\"N\":" << prm.N << ",\"n\":" << prm.n()
-       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"rounds\":" << rounds << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
+       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"straggle\":" << straggle << ",\"rounds\":" << rounds << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
        << "],\"node_size\":\"" << (ns ? ns : "real") << "\",\"mpi\":\"" << mv << "\",\"reps\":" << reps
        << ",\"expected_checksum\":" << expected << ",\"loadavg_at_end\":" << load
        << ",\"stream_add_GBps\":" << stream_bw / 1e9 << ",\"physical_bound_T\":" << phys_T
@@ -321,7 +366,7 @@ int main(int argc, char** argv) {
   }
   bool first = true;
   for (auto& r : results) {
-    std::vector<double> T, bin, mv, ap, wt;
+    std::vector<double> T, bin, mv, ap, wt, pb;
     bool ok = true;
     for (auto& s : r.reps) {
       T.push_back(s.T);
@@ -329,6 +374,7 @@ int main(int argc, char** argv) {
       mv.push_back(s.move);
       ap.push_back(s.apply);
       wt.push_back(s.wait);
+      pb.push_back(s.peak_buffered);
       if (r.name != "compute_only") {
         const bool same = prm.k == 0 ? s.checksum == expected
                                      : std::abs(s.checksum - expected) <= 1e-5 * std::max(1.0, std::abs(expected));
@@ -338,14 +384,18 @@ int main(int argc, char** argv) {
     all_ok = all_ok && ok;
     const double t = median(T), bytes = r.reps.empty() ? 0 : r.reps[0].bytes;
     if (me == 0) {
-      std::printf("%-20s %9.4f %10.1f %8.2f %8.3f %8.3f %8.3f %8.3f %8.2f %9.0f %8.2f %8.2f %s\n", r.name.c_str(), t,
-                  double(P) * double(prm.U) / t, elems * 4 / t / 1e9, median(bin), median(mv), median(ap), median(wt),
-                  bytes / elems, r.rss, phys_T > 0 ? t / phys_T : 0.0, ref_T > 0 ? t / ref_T : 0.0,
+      const double peak = median(pb);
+      char peak_s[32] = "-";
+      if (peak >= 0) std::snprintf(peak_s, sizeof peak_s, "%.1fM", peak / (1 << 20));
+      std::printf("%-22s %9.4f %10.1f %8.2f %8.3f %8.3f %8.3f %8.3f %8.2f %9.0f %9s %8.2f %8.2f %s\n", r.name.c_str(),
+                  t, double(P) * double(prm.U) / t, elems * 4 / t / 1e9, median(bin), median(mv), median(ap),
+                  median(wt), bytes / elems, r.rss, peak_s, phys_T > 0 ? t / phys_T : 0.0, ref_T > 0 ? t / ref_T : 0.0,
                   r.name == "compute_only" ? "-" : (ok ? "ok" : "MISMATCH"));
       js << (first ? "" : ",") << "{\"name\":\"" << r.name << "\",\"T\":" << t
          << ",\"updates_per_s\":" << double(P) * double(prm.U) / t << ",\"GBps\":" << elems * 4 / t / 1e9
          << ",\"bin\":" << median(bin) << ",\"move\":" << median(mv) << ",\"apply\":" << median(ap)
          << ",\"wait\":" << median(wt) << ",\"bytes_per_element\":" << bytes / elems << ",\"peak_rss_mib\":" << r.rss
+         << ",\"peak_buffered_bytes\":" << median(pb)
          << ",\"ratio_to_physical_bound\":" << (phys_T > 0 ? t / phys_T : 0.0)
          << ",\"ratio_to_local_apply_ref\":" << (ref_T > 0 ? t / ref_T : 0.0)
          << ",\"checksum_ok\":" << (ok ? "true" : "false") << ",\"T_reps\":[";
@@ -369,13 +419,18 @@ int main(int argc, char** argv) {
        << ",\"mpi_alltoallv_over_packets\":" << ratio(a2a, pk)
        << ",\"mpi_shared_memory_over_packets\":" << ratio(shm, pk)
        << ",\"packets_repro_over_packets\":" << ratio(median_T("accrete_packets_repro"), pk)
-       << ",\"packets_atomic_over_packets\":" << ratio(median_T("accrete_packets_atomic"), pk) << "}}\n";
+       << ",\"packets_atomic_over_packets\":" << ratio(median_T("accrete_packets_atomic"), pk)
+       << ",\"packets_thread_over_packets\":" << ratio(median_T("accrete_packets_thread"), pk)
+       << ",\"best_mpi_baseline_over_packets_thread\":" << ratio(best, median_T("accrete_packets_thread")) << "}}\n";
     if (pk > 0)
       std::printf("summary: packets / physical bound %.2f, / local-apply ref %.2f; best MPI baseline / packets %.2f%s\n",
                   ratio(pk, phys_T), ratio(pk, ref_T), ratio(best, pk),
                   shm > 0 ? (", shared-memory baseline / packets " + std::to_string(ratio(shm, pk))).c_str() : "");
     if (pk > 0 && median_T("accrete_packets_repro") > 0)
       std::printf("summary: reproducible packets / packets %.2f\n", ratio(median_T("accrete_packets_repro"), pk));
+    if (pk > 0 && median_T("accrete_packets_thread") > 0)
+      std::printf("summary: packets with progress thread / without %.2f; best MPI baseline / packets with thread %.2f\n",
+                  ratio(median_T("accrete_packets_thread"), pk), ratio(best, median_T("accrete_packets_thread")));
     if (pk > 0 && median_T("accrete_packets_atomic") > 0)
       std::printf("summary: atomic-update packets / packets %.2f\n", ratio(median_T("accrete_packets_atomic"), pk));
     std::printf("RSS: peak resident set per process while that implementation ran (max over processes and reps)\n");

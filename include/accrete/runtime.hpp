@@ -6,7 +6,8 @@
 namespace accrete {
 
 /// Options for init(). Unset values come from the environment
-/// (ACCRETE_SEGMENT_SIZE, ACCRETE_NODE_SIZE, ACCRETE_VERBOSE) or defaults.
+/// (ACCRETE_SEGMENT_SIZE, ACCRETE_NODE_SIZE, ACCRETE_VERBOSE,
+/// ACCRETE_PROGRESS_THREAD) or defaults.
 struct init_options {
   /// Bytes of shared segment per process (default 256 MiB; the environment
   /// variable accepts suffixes K, M, G).
@@ -17,10 +18,19 @@ struct init_options {
   std::optional<int> node_size;
   /// Print the chosen configuration on rank 0.
   std::optional<bool> verbose;
+  /// Run a background progress thread (ACCRETE_PROGRESS_THREAD=1): it
+  /// applies arriving convergent_matrix packets and completes accrete's
+  /// own transfers while the program computes, so senders' buffers drain
+  /// without waiting for the target to call accrete. It never runs user
+  /// code: RPC bodies and callbacks still run only in the driving thread's
+  /// progress. Needs MPI_THREAD_MULTIPLE: init() initialises MPI at that
+  /// level if the user has not, and throws accrete::error when the MPI
+  /// provides less (docs/semantics.md, "Progress thread").
+  std::optional<bool> progress_thread;
 };
 
-/// Collective over MPI_COMM_WORLD. Initialises MPI (MPI_THREAD_SERIALIZED)
-/// if the user has not, duplicates the communicators accrete works on,
+/// Collective over MPI_COMM_WORLD. Initialises MPI (MPI_THREAD_SERIALIZED,
+/// or MPI_THREAD_MULTIPLE with the progress thread) if the user has not, duplicates the communicators accrete works on,
 /// allocates the shared segments and opens the windows. Calling init() twice
 /// without finalize() throws accrete::collective_misuse.
 void init(const init_options& opts = {});

@@ -39,18 +39,14 @@ std::unordered_map<std::uint32_t, assembly_engine*>& registry() {
 }
 std::uint32_t next_id = 0;
 
-// One lock for all engines of the process: it guards each engine's
-// outboxes, counters and stats, and serialises every backend call, so that
-// threads updating different structures never enter the (single-threaded)
-// backend together.
-std::mutex& engine_mutex() {
-  static std::mutex m;
-  return m;
-}
-
 }  // namespace
 
-std::mutex& assembly_engine::lock() const noexcept { return engine_mutex(); }
+// One lock for all engines of the process, and it is the backend lock: it
+// guards each engine's outboxes, counters, stats and the registry above,
+// and serialises every backend call, so that threads updating different
+// structures never enter the backend together, and the progress thread
+// applies a packet only while holding it.
+std::recursive_mutex& assembly_engine::lock() const noexcept { return backend_mutex(); }
 
 assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply, settle_kernel settle)
     : shape_(shape), apply_(apply), settle_(settle), exchange_(make_exchange(shape.strategy)) {
@@ -92,8 +88,11 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
   }();
   (void)registered;
   // Ids follow collective construction order, identical on every process.
-  id_ = next_id++;
-  registry()[id_] = this;
+  {
+    std::lock_guard g(lock());
+    id_ = next_id++;
+    registry()[id_] = this;
+  }
   alive_ = alive_magic;
   active_ = true;
   barrier(world());  // nobody sends before every instance exists and is zeroed
@@ -110,6 +109,7 @@ assembly_engine::~assembly_engine() {
     } catch (...) {
     }
   }
+  std::lock_guard g(lock());
   registry().erase(id_);
 }
 
@@ -172,7 +172,7 @@ void assembly_engine::apply_packets(std::span<const std::byte> p) {
 }
 
 std::size_t assembly_engine::held_messages() const {
-  std::lock_guard<std::mutex> g(lock());
+  std::lock_guard g(lock());
   return held_.size();
 }
 
@@ -190,7 +190,7 @@ void assembly_engine::reopen_locked() {
 void assembly_engine::reopen() {
   require_usable("reopen");
   if (in_commit_) return;  // a commit opens its own round when it starts
-  std::lock_guard<std::mutex> g(lock());
+  std::lock_guard g(lock());
   if (open_ != round_) reopen_locked();
 }
 
@@ -226,7 +226,7 @@ void assembly_engine::wait(request& r, double start, const char* what) {
   for (;;) {
     bool done = false;
     {
-      std::lock_guard<std::mutex> g(lock());
+      std::lock_guard g(lock());
       done = r.test();
     }
     if (done) return;
@@ -241,7 +241,7 @@ void assembly_engine::barrier_wait(double start) {
   block_.sync();
   request b;
   {
-    std::lock_guard<std::mutex> g(lock());
+    std::lock_guard g(lock());
     b = world_ibarrier();
   }
   wait(b, start, "commit");
@@ -262,7 +262,7 @@ void assembly_engine::commit() {
   check_timeout(start, "commit");  // reads ACCRETE_COMMIT_TIMEOUT: a bad value fails every commit
   scope_timer t{stats_.t_wait};
   {
-    std::lock_guard<std::mutex> g(lock());
+    std::lock_guard g(lock());
     ++epoch();
     // This process starts the round being committed (if it had not yet):
     // held contributions of this round are applied now.
@@ -302,19 +302,19 @@ void assembly_engine::reset() {
   // No contribution of the next round existed anywhere (checked above);
   // peers may start one once they leave this barrier, after our zeroing.
   barrier(world());
-  std::lock_guard<std::mutex> g(lock());
+  std::lock_guard g(lock());
   reopen_locked();
 }
 
 assembly_stats assembly_engine::stats() const {
   require_usable("stats");
-  std::lock_guard<std::mutex> g(lock());
+  std::lock_guard g(lock());
   return stats_;
 }
 
 void assembly_engine::reset_stats() {
   require_usable("reset_stats");
-  std::lock_guard<std::mutex> g(lock());
+  std::lock_guard g(lock());
   stats_ = assembly_stats{};
 }
 

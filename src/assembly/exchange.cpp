@@ -122,7 +122,7 @@ void packets_exchange::updated(assembly_engine& e) {
   // Apply what has arrived for us, unless another thread is at it. Alone,
   // nothing can arrive (and a poll per small update costs more than it).
   if (e.world_of_.size() == 1) return;
-  std::unique_lock<std::mutex> g(e.lock(), std::try_to_lock);
+  std::unique_lock g(e.lock(), std::try_to_lock);
   if (g.owns_lock()) poll();
 }
 
@@ -143,7 +143,7 @@ void packets_exchange::deliver(assembly_engine& e, double start) {
   for (unsigned spins = 0;;) {
     request r;
     {
-      std::lock_guard<std::mutex> g(e.lock());
+      std::lock_guard g(e.lock());
       e.block_.sync();  // our applies and direct stores, before we report them
       mine_[0] = closed_sent_;
       mine_[1] = e.received_;
@@ -157,13 +157,13 @@ void packets_exchange::deliver(assembly_engine& e, double start) {
     // At least one poll per step: a sum that completes at once (P = 1)
     // returns from wait() without any.
     {
-      std::lock_guard<std::mutex> g(e.lock());
+      std::lock_guard g(e.lock());
       poll();
     }
     idle_backoff(spins);
     e.check_timeout(start, "commit");
   }
-  std::lock_guard<std::mutex> g(e.lock());
+  std::lock_guard g(e.lock());
   e.received_ = 0;
 }
 
@@ -199,7 +199,7 @@ void alltoall_exchange::deliver(assembly_engine& e, double start) {
   auto rbuf = alltoallv_bytes(sbuf.data(), scount, sdisp, rcount, rdisp,
                               [&](request& r) { e.wait(r, start, "commit"); });
   {
-    std::lock_guard<std::mutex> g(e.lock());
+    std::lock_guard g(e.lock());
     e.stats_.bytes_sent += total;
     scope_timer ta{e.stats_.t_apply};
     // Packets never straddle senders: apply each sender's part on its own.

@@ -364,7 +364,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
       busy, [&](const std::pair<int, std::byte*>& t, bool wait_) { return store(t.first, t.second, wait_); }, true);
   const double t_direct = now();
   {
-    std::lock_guard<std::mutex> g(lock());
+    std::lock_guard g(lock());
     ++stats_.updates;
     ++updates_since_commit_;
     stats_.elements += rows.size() * cols.size();

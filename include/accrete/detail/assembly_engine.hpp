@@ -178,7 +178,7 @@ class assembly_engine {
   void require_whole_piece(int target, std::int32_t nr, std::int32_t nc, std::size_t elem_size) const;
   // Space for one packet in the coalescing buffer of `part` (lock held).
   std::byte* packet_slot(int part, std::size_t bytes);
-  std::mutex& lock() const noexcept;
+  std::recursive_mutex& lock() const noexcept;
   exchange& strategy() const noexcept { return *exchange_; }
 
  private:

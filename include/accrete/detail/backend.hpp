@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -78,6 +79,44 @@ void node_barrier();
 void defer(completion c);
 /// True when nothing is outstanding in the backend.
 bool quiescent() noexcept;
+
+// ---- the backend lock and the progress thread ---------------------------------
+// With the progress thread (init_options::progress_thread), the backend's
+// state is shared by two threads. One recursive lock guards it: every
+// backend function that touches queued state takes it (backend_guard), and
+// the progress thread holds it for each of its polls. The assembly engine's
+// lock is the same lock, so a received packet is applied under it. Without
+// the thread, backend_guard costs one predictable branch.
+
+/// The backend lock (recursive: poll() runs inside guarded functions).
+std::recursive_mutex& backend_mutex() noexcept;
+/// Whether the progress thread runs (set at init, cleared at finalize,
+/// both on the driving thread while the thread is not running).
+bool progress_thread_running() noexcept;
+
+/// What the progress thread has done: polls it made, and those that moved
+/// something on (tests and benchmarks show that it worked).
+struct progress_thread_stats {
+  bool running = false;
+  std::uint64_t passes = 0, active_passes = 0;
+};
+progress_thread_stats progress_thread_counts() noexcept;
+
+/// Holds the backend lock while the progress thread runs.
+class backend_guard {
+ public:
+  backend_guard() : locked_(progress_thread_running()) {
+    if (locked_) backend_mutex().lock();
+  }
+  ~backend_guard() {
+    if (locked_) backend_mutex().unlock();
+  }
+  backend_guard(const backend_guard&) = delete;
+  backend_guard& operator=(const backend_guard&) = delete;
+
+ private:
+  bool locked_;
+};
 
 // ---- active messages ---------------------------------------------------------
 // A message is a byte payload delivered to a handler on the target during

@@ -30,12 +30,34 @@ void backend_init(const init_options& opts) {
   MPI_Initialized(&inited);
   MPI_Finalized(&finalized);
   if (finalized) throw not_initialized("accrete::init: MPI has already been finalized");
+  const bool want_thread =
+      opts.progress_thread.value_or(env_int("ACCRETE_PROGRESS_THREAD", 0, 1).value_or(0) != 0);
+  int provided = 0;
   if (!inited) {
-    int provided;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Init_thread(nullptr, nullptr, want_thread ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED, &provided);
     st.owns_mpi = true;
   } else {
+    MPI_Query_thread(&provided);
     st.owns_mpi = false;
+  }
+  if (want_thread) {
+#ifdef ACCRETE_SMPI
+    // SMPI runs every simulated process as a thread of one host process;
+    // a second thread per simulated process is outside its model.
+    if (st.owns_mpi) MPI_Finalize();
+    throw error("accrete::init: the progress thread is not available in an SMPI (ACCRETE_SMPI) build");
+#else
+    if (provided < MPI_THREAD_MULTIPLE) {
+      if (st.owns_mpi) MPI_Finalize();
+      const char* lvl = provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                        : provided == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
+                                                          : "MPI_THREAD_SINGLE";
+      throw error(std::string("accrete::init: the progress thread (ACCRETE_PROGRESS_THREAD / "
+                              "init_options::progress_thread) needs MPI_THREAD_MULTIPLE, but this MPI provides ") +
+                  lvl + (st.owns_mpi ? "" : " (MPI was initialised by the program: use MPI_Init_thread with "
+                                            "MPI_THREAD_MULTIPLE)"));
+    }
+#endif
   }
   MPI_Comm_dup(MPI_COMM_WORLD, &st.world);
   MPI_Comm_dup(MPI_COMM_WORLD, &st.am);
@@ -84,6 +106,7 @@ void backend_init(const init_options& opts) {
   st.sent.assign(st.size, 0);
   st.verbose = opts.verbose.value_or(env_int("ACCRETE_VERBOSE", 0, INT32_MAX).value_or(0) != 0);
   st.up = true;
+  if (want_thread) start_progress_thread();
   if (st.verbose && st.rank == 0) {
     char ver[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
@@ -93,9 +116,10 @@ void backend_init(const init_options& opts) {
     const int nn = st.node_n;
     std::fprintf(stderr,
                  "accrete: %d processes, node size %d (%s), segment %zu bytes, windows: %s, progress: "
-                 "user-driven, MPI: %s\n",
+                 "%s, MPI: %s\n",
                  st.size, nn, node_size > 0 ? "pretend" : "real", st.seg_bytes,
-                 st.world_is_node ? "one shared" : (nn == 1 ? "allocate" : "shared + create"), v.c_str());
+                 st.world_is_node ? "one shared" : (nn == 1 ? "allocate" : "shared + create"),
+                 want_thread ? "user-driven + progress thread" : "user-driven", v.c_str());
   }
   if (st.verbose) {
     // One line per node, from its first process: where each node is, so a
@@ -114,6 +138,7 @@ void backend_init(const init_options& opts) {
 
 void backend_finalize() {
   if (!st.up) throw not_initialized("accrete::finalize: the runtime is not initialized");
+  stop_progress_thread();
   // Drain everything we started, then agree that everyone is done.
   unsigned spins = 0;
   while (!quiescent()) {

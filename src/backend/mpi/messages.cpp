@@ -147,8 +147,8 @@ void close_rings() {
 // Receives every message that has arrived. Handlers marked safe for internal
 // progress run at once (they only move data); the others wait in the inbox
 // for user-level progress.
-void receive_messages() {
-  for (;;) {
+bool receive_messages() {
+  for (bool got = false;; got = true) {
     int flag = 0;
     MPI_Status s;
 #ifdef ACCRETE_SMPI
@@ -160,7 +160,7 @@ void receive_messages() {
     MPI_Message m;
     ACCRETE_MPI(MPI_Improbe(MPI_ANY_SOURCE, am_tag, st.am, &flag, &m, &s));
 #endif
-    if (!flag) return;
+    if (!flag) return got;
     int count = 0;
     MPI_Get_count(&s, MPI_BYTE, &count);
     // Uninitialised: MPI overwrites every byte.
@@ -177,7 +177,10 @@ void receive_messages() {
 
 // ---- active messages ----------------------------------------------------------
 
-void am_register(am_handler h, bool internal) { am_registry()[handler_id(h)] = internal; }
+void am_register(am_handler h, bool internal) {
+  backend_guard g;
+  am_registry()[handler_id(h)] = internal;
+}
 
 namespace {
 thread_local std::vector<std::byte> spare_message;
@@ -194,6 +197,7 @@ std::vector<std::byte> message_buffer() {
 
 void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
   require_initialized("active message send");
+  backend_guard g;
   auto id = handler_id(h);
   std::memcpy(msg.data(), &id, sizeof id);
   if (msg.size() > std::size_t(INT_MAX))
@@ -224,9 +228,13 @@ void am_send(int rank, am_handler h, std::span<const std::byte> payload) {
   am_send_owned(rank, h, std::move(msg));
 }
 
-std::uint64_t am_sent_to(int rank) noexcept { return st.sent[rank]; }
+std::uint64_t am_sent_to(int rank) noexcept {
+  backend_guard g;
+  return st.sent[rank];
+}
 
 std::size_t am_inflight_bytes() noexcept {
+  backend_guard g;
   std::size_t t = 0;
   for (auto& s : st.sends) t += s.buf.size();
   return t;

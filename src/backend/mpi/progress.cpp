@@ -2,8 +2,10 @@
 // tracked MPI requests, counted completions, and the two levels of progress
 // (internal poll and user-level progress; see src/README.md).
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "accrete/detail/future_state.hpp"
 #include "accrete/error.hpp"
@@ -39,7 +41,15 @@ bool flush_rma() {
 }
 }  // namespace
 
+std::recursive_mutex& backend_mutex() noexcept {
+  static std::recursive_mutex m;
+  return m;
+}
+
+bool progress_thread_running() noexcept { return st.thread_on; }
+
 void note_flush_target(int rank) {
+  backend_guard g;
   if (rank < 0) {
     st.flush_all = true;
   } else if (!st.flush_marked[rank]) {
@@ -76,6 +86,7 @@ bool test_requests() {
 
 MPI_Win segment_window() noexcept { return st.world_win; }
 void after_flush(completion done, int rank) {
+  backend_guard g;
   note_flush_target(rank);
   st.await_flush.push_back(std::move(done));
 }
@@ -99,6 +110,7 @@ void get_chunks(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
 }  // namespace
 
 void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, completion done) {
+  backend_guard g;
   put_chunks(rank, offset, src, bytes);
   // MPI_Put is complete at the target only after a flush; puts issued
   // together share one flush at the next poll.
@@ -107,6 +119,7 @@ void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t byt
 }
 
 void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, completion done) {
+  backend_guard g;
   get_chunks(rank, offset, dst, bytes);
   // Like puts, gets complete at the next flush: one MPI call for everything
   // outstanding instead of a request per get.
@@ -130,10 +143,14 @@ void await_counted(int rank, state_base* s) {
 // may run user callbacks that re-enter progress, so the batch is taken out
 // of the shared list first.
 void run_counted() {
-  if (st.ready_counted.empty()) return;
-  std::vector<state_t::counted> batch = std::move(st.spare_counted);
-  batch.clear();
-  batch.swap(st.ready_counted);
+  std::vector<state_t::counted> batch;
+  {
+    backend_guard g;
+    if (st.ready_counted.empty()) return;
+    batch = std::move(st.spare_counted);
+    batch.clear();
+    batch.swap(st.ready_counted);
+  }
   std::exception_ptr err;
   for (auto [s, n] : batch) {
     s->deps -= n;
@@ -147,22 +164,28 @@ void run_counted() {
     release(s);
   }
   batch.clear();
-  st.spare_counted = std::move(batch);
+  {
+    backend_guard g;
+    st.spare_counted = std::move(batch);
+  }
   if (err) std::rethrow_exception(err);
 }
 }  // namespace
 
 void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, state_base* s) {
+  backend_guard g;
   put_chunks(rank, offset, src, bytes);
   await_counted(rank, s);
 }
 
 void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, state_base* s) {
+  backend_guard g;
   get_chunks(rank, offset, dst, bytes);
   await_counted(rank, s);
 }
 
 void track_request(MPI_Request r, completion done) {
+  backend_guard g;
   st.reqs.push_back(r);
   st.req_done.push_back(std::move(done));
 }
@@ -172,24 +195,39 @@ void track_request(MPI_Request r, completion done) {
 namespace {
 // Internal progress; `rings`: also take node-local ring messages (user-level
 // progress has just drained them itself, running handlers in place).
-void poll_impl(bool rings) {
-  if (!st.up) return;
+// Returns whether it moved anything on (the progress thread's back-off).
+bool poll_impl(bool rings) {
+  if (!st.up) return false;
   const bool rma_done = flush_rma();
   const bool req_done = test_requests();
+  const std::size_t sends_before = st.sends.size();
   test_sends();
-  if (rings) receive_ring_messages(false);
+  bool got = st.sends.size() != sends_before;
+  if (rings) got |= receive_ring_messages(false);
   // Probing for messages costs more than a flush; when this poll already
   // completed operations, the caller most likely waits for one of them. But
   // probe at least every 8th poll, so that a loop of RMA round trips cannot
   // starve a peer that waits for us to take its messages.
   if ((!rma_done && !req_done) || ++st.skipped_probes >= 8) {
     st.skipped_probes = 0;
-    receive_messages();
+    got |= receive_messages();
   }
+  return rma_done || req_done || got;
+}
+
+// What the progress thread threw, on the driving thread.
+void rethrow_thread_error() {
+  if (!st.thread_error) return;
+  std::exception_ptr e = std::exchange(st.thread_error, nullptr);
+  std::rethrow_exception(e);
 }
 }  // namespace
 
-void poll() { poll_impl(true); }
+void poll() {
+  backend_guard g;
+  rethrow_thread_error();
+  poll_impl(true);
+}
 
 void user_progress() {
   require_initialized("progress()");
@@ -205,35 +243,119 @@ void user_progress() {
     }
     ~nesting() { --st.progress_depth; }
   } depth;
-  const bool ran_ring = receive_ring_messages(true);
-  poll_impl(false);
-  // A wait loop should yield only when progress found nothing to do: a
-  // process serving requests must keep serving (measured: 3.4x more RPC
-  // round trips per second when busy progress does not yield).
-  st.last_active = ran_ring || !st.ready.empty() || !st.inbox.empty() || !st.ready_counted.empty();
+  {
+    backend_guard g;
+    rethrow_thread_error();
+    // With the progress thread, user handlers must not run under the
+    // backend lock (the thread would stall behind user code), so ring
+    // messages take the copying path like the thread's own polls.
+    const bool ran_ring = receive_ring_messages(!st.thread_on);
+    poll_impl(false);
+    // A wait loop should yield only when progress found nothing to do: a
+    // process serving requests must keep serving (measured: 3.4x more RPC
+    // round trips per second when busy progress does not yield).
+    st.last_active = ran_ring || !st.ready.empty() || !st.inbox.empty() || !st.ready_counted.empty();
+  }
   run_counted();
   // Completions and handlers may issue new operations (and re-enter
   // progress through wait()); take work one item at a time so that nesting
-  // is safe and nothing is run twice.
-  while (!st.ready.empty()) {
-    completion c = std::move(st.ready.front());
-    st.ready.pop_front();
+  // is safe and nothing is run twice. User code runs outside the lock.
+  for (;;) {
+    completion c;
+    {
+      backend_guard g;
+      if (st.ready.empty()) break;
+      c = std::move(st.ready.front());
+      st.ready.pop_front();
+    }
     c();
   }
-  while (!st.inbox.empty()) {
-    auto m = std::move(st.inbox.front());
-    st.inbox.pop_front();
+  for (;;) {
+    state_t::inbound m;
+    {
+      backend_guard g;
+      if (st.inbox.empty()) break;
+      m = std::move(st.inbox.front());
+      st.inbox.pop_front();
+    }
     dispatch(m.source, std::span<const std::byte>(m.data.get(), m.size));
   }
 }
 
-void defer(completion c) { st.ready.push_back(std::move(c)); }
+void defer(completion c) {
+  backend_guard g;
+  st.ready.push_back(std::move(c));
+}
 
-bool last_progress_active() noexcept { return st.last_active; }
+bool last_progress_active() noexcept {
+  backend_guard g;
+  return st.last_active;
+}
 
 bool quiescent() noexcept {
+  backend_guard g;
   return st.await_flush.empty() && st.await_flush_counted.empty() && st.ready_counted.empty() && st.reqs.empty() &&
          st.ready.empty() && st.sends.empty() && st.inbox.empty();
+}
+
+}  // namespace accrete::detail
+
+// ---- progress thread ------------------------------------------------------------
+
+namespace accrete::detail {
+
+namespace {
+// The thread's loop: internal progress only (flushes, requests, sends,
+// receiving messages; internal handlers, i.e. convergent_matrix packets,
+// are applied, user handlers are queued for the driving thread). It takes
+// the lock only when free: a driving thread inside accrete makes the same
+// progress itself. Idle passes back off from 10 us to 200 us, so an idle
+// thread costs well under a percent of a core.
+void progress_loop() {
+  using namespace std::chrono_literals;
+  auto pause = 10us;
+  while (!st.thread_stop.load(std::memory_order_acquire)) {
+    bool active = false;
+    {
+      std::unique_lock<std::recursive_mutex> g(backend_mutex(), std::try_to_lock);
+      if (g.owns_lock() && !st.thread_error) {
+        ++st.thread_passes;
+        try {
+          active = poll_impl(true);
+        } catch (...) {
+          st.thread_error = std::current_exception();
+        }
+        if (active) ++st.thread_active_passes;
+      }
+    }
+    if (active) {
+      pause = 10us;
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min<std::chrono::microseconds>(pause * 2, 200us);
+    }
+  }
+}
+}  // namespace
+
+void start_progress_thread() {
+  st.thread_stop.store(false);
+  st.thread_passes = st.thread_active_passes = 0;
+  st.thread_on = true;
+  st.thread = std::thread(progress_loop);
+}
+
+void stop_progress_thread() {
+  if (!st.thread_on) return;
+  st.thread_stop.store(true, std::memory_order_release);
+  st.thread.join();
+  st.thread_on = false;
+}
+
+progress_thread_stats progress_thread_counts() noexcept {
+  backend_guard g;
+  return {st.thread_on, st.thread_passes, st.thread_active_passes};
 }
 
 }  // namespace accrete::detail

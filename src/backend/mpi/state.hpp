@@ -5,7 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <atomic>
+#include <exception>
 #include <memory>
+#include <thread>
 #include <span>
 #include <utility>
 #include <vector>
@@ -89,6 +92,15 @@ struct state_t {
   int node_n = 1;  // processes in `node`
   unsigned skipped_probes = 0;
   bool last_active = false;  // the last user-level progress ran something
+  // progress thread (progress.cpp): runs between init and finalize when
+  // asked for. Everything it touches is guarded by the backend lock except
+  // thread_stop; thread_error is what it threw, rethrown on the driving
+  // thread by the next poll.
+  bool thread_on = false;
+  std::thread thread;
+  std::atomic<bool> thread_stop{false};
+  std::exception_ptr thread_error;
+  std::uint64_t thread_passes = 0, thread_active_passes = 0;
 };
 
 extern state_t st;
@@ -124,11 +136,15 @@ void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node);
 void close_live_blocks();
 // progress.cpp
 void note_flush_target(int rank);
+// Starts the progress thread (the last step of init) / stops and joins it
+// (the first step of finalize).
+void start_progress_thread();
+void stop_progress_thread();
 // messages.cpp
 void open_rings();
 void close_rings();
 bool receive_ring_messages(bool user_level);
-void receive_messages();
+bool receive_messages();
 void test_sends();
 void dispatch(int source, std::span<const std::byte> msg);
 // node_barrier.cpp

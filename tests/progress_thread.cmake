@@ -1,0 +1,7 @@
+# The progress thread (issue 12, part 2). Node size 1: every contribution to
+# another process is a message, so only the thread can apply it while the
+# target computes. The tsan label puts it in CI's ThreadSanitizer pass.
+accrete_add_mpi_test(progress_thread_test SOURCES progress_thread_test.cpp NP 2 3 NODE_SIZES 1
+  ENV ACCRETE_PROGRESS_THREAD=1 LABELS tsan sanitize TIMEOUT 300)
+# The real node layout: the thread alongside direct stores and rings.
+accrete_add_mpi_test(progress_thread_test NP 3 ENV ACCRETE_PROGRESS_THREAD=1 LABELS tsan TIMEOUT 300)
