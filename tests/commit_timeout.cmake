@@ -29,7 +29,7 @@ target_link_libraries(env_values_test PRIVATE accrete::accrete)
 set(_env_cases
   "ACCRETE_SEGMENT_SIZE=1e30" "ACCRETE_SEGMENT_SIZE=inf" "ACCRETE_SEGMENT_SIZE=0" "ACCRETE_SEGMENT_SIZE=10Mxyz"
   "ACCRETE_NODE_SIZE=abc" "ACCRETE_NODE_SIZE=-1" "ACCRETE_AM_RING_BYTES=9223372036854775808"
-  "ACCRETE_VERBOSE=yes")
+  "ACCRETE_VERBOSE=yes" "ACCRETE_PROGRESS_THREAD=2")
 set(_i 0)
 foreach(c ${_env_cases})
   string(REGEX REPLACE "=.*" "" var "${c}")

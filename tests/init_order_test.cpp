@@ -90,6 +90,30 @@ int main(int argc, char** argv) {
     MPI_Finalized(&fin);
     CHECK(!fin);
     CHECK(throws<accrete::not_initialized>([] { accrete::world(); }));
+    // The progress thread needs MPI_THREAD_MULTIPLE, which MPI_Init does
+    // not give here: init refuses, names the level, leaves nothing behind,
+    // and the runtime starts without the thread afterwards.
+    int level = 0;
+    MPI_Query_thread(&level);
+    accrete::init_options with_thread;
+    with_thread.progress_thread = true;
+    if (level < MPI_THREAD_MULTIPLE) {
+      std::string msg;
+      try {
+        accrete::init(with_thread);
+      } catch (const accrete::error& e) {
+        msg = e.what();
+      }
+      CHECK(msg.find("MPI_THREAD_MULTIPLE") != std::string::npos);
+      CHECK(!accrete::initialized());
+      {
+        accrete::runtime rt;
+        ring();
+      }
+    } else {  // an MPI that gives MULTIPLE anyway: the thread must work
+      accrete::runtime rt(with_thread);
+      ring();
+    }
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int total = 0;

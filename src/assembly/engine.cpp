@@ -88,6 +88,7 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
   }();
   (void)registered;
   // Ids follow collective construction order, identical on every process.
+  channel_ = open_channel();
   {
     std::lock_guard g(lock());
     id_ = next_id++;
@@ -109,6 +110,7 @@ assembly_engine::~assembly_engine() {
     } catch (...) {
     }
   }
+  close_channel(channel_);
   std::lock_guard g(lock());
   registry().erase(id_);
 }
@@ -242,7 +244,7 @@ void assembly_engine::barrier_wait(double start) {
   request b;
   {
     std::lock_guard g(lock());
-    b = world_ibarrier();
+    b = world_ibarrier(channel_);
   }
   wait(b, start, "commit");
   block_.sync();

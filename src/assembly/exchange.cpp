@@ -147,7 +147,7 @@ void packets_exchange::deliver(assembly_engine& e, double start) {
       e.block_.sync();  // our applies and direct stores, before we report them
       mine_[0] = closed_sent_;
       mine_[1] = e.received_;
-      r = world_iallreduce_sum(mine_, total_, 2);
+      r = world_iallreduce_sum(e.channel_, mine_, total_, 2);
     }
     e.wait(r, start, "commit");
     if (total_[1] > total_[0])

@@ -228,6 +228,7 @@ class assembly_engine {
   std::uint32_t stripe_block_ = 1;    // column block, saturated (local columns are 32-bit)
   shared_block block_;
   std::uint32_t id_ = 0;
+  int channel_ = -1;  // commit's collectives (open_channel)
   // Rounds (docs/semantics.md): round_ counts the commits this process has
   // completed; its updates belong to round round_. open_ is the newest
   // round whose contributions may land in local storage: it lags round_

@@ -178,11 +178,19 @@ class request {
   bool pending_ = false;
 };
 
+/// A private channel for one structure's collectives (a duplicate of the
+/// world communicator; collective). Why: a process that is in another
+/// collective (a user barrier, another matrix's commit) must never match a
+/// commit's sums, which would make them silently wrong; on its own channel
+/// the commit waits instead, and the commit timeout names the process.
+int open_channel();
+/// Frees a channel (no-op after finalize, which frees them all).
+void close_channel(int channel) noexcept;
 /// Starts an element-wise sum over all processes of `n` counts
-/// (MPI_Iallreduce); `in` and `out` must stay valid until done.
-request world_iallreduce_sum(const std::uint64_t* in, std::uint64_t* out, int n);
-/// Starts a barrier over all processes.
-request world_ibarrier();
+/// (MPI_Iallreduce on `channel`); `in` and `out` must stay valid until done.
+request world_iallreduce_sum(int channel, const std::uint64_t* in, std::uint64_t* out, int n);
+/// Starts a barrier over all processes on `channel`.
+request world_ibarrier(int channel);
 /// Blocking: every process's values (the same count on each), in world
 /// rank order: element [w * mine.size() + k] is rank w's mine[k].
 std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine);

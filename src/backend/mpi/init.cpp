@@ -156,6 +156,9 @@ void backend_finalize() {
   MPI_Comm_free(&st.node);
   MPI_Comm_free(&st.am);
   MPI_Comm_free(&st.world);
+  for (MPI_Comm& c : st.channels)
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  st.channels.clear();
   st.up = false;
   st.ready.clear();
   st.inbox.clear();

@@ -43,6 +43,7 @@ struct state_t {
   bool verbose = false;
   int rank = 0, size = 1;
   MPI_Comm world = MPI_COMM_NULL, node = MPI_COMM_NULL, am = MPI_COMM_NULL;
+  std::vector<MPI_Comm> channels;  // open_channel(); MPI_COMM_NULL when free
   std::size_t seg_bytes = 0;
   MPI_Win node_win = MPI_WIN_NULL, world_win = MPI_WIN_NULL;
   bool world_is_node = false;

@@ -52,20 +52,41 @@ void request::wait() {
 // With one process these complete at once; MPI's nonblocking collectives
 // still build and progress a schedule (several microseconds per commit,
 // which was most of a small commit's time at P = 1).
-request world_iallreduce_sum(const std::uint64_t* in, std::uint64_t* out, int n) {
+int open_channel() {
+  require_initialized("open_channel");
+  MPI_Comm c;
+  ACCRETE_MPI(MPI_Comm_dup(st.world, &c));
+  backend_guard g;
+  for (std::size_t i = 0; i < st.channels.size(); ++i)
+    if (st.channels[i] == MPI_COMM_NULL) {
+      st.channels[i] = c;
+      return int(i);
+    }
+  st.channels.push_back(c);
+  return int(st.channels.size() - 1);
+}
+
+void close_channel(int channel) noexcept {
+  if (!st.up || channel < 0 || std::size_t(channel) >= st.channels.size()) return;
+  backend_guard g;
+  if (st.channels[std::size_t(channel)] != MPI_COMM_NULL) MPI_Comm_free(&st.channels[std::size_t(channel)]);
+}
+
+request world_iallreduce_sum(int channel, const std::uint64_t* in, std::uint64_t* out, int n) {
   request r;
   if (st.size == 1) {
     std::copy_n(in, n, out);
     return r;
   }
-  ACCRETE_MPI(MPI_Iallreduce(in, out, n, MPI_UINT64_T, MPI_SUM, st.world, request_access::start(r)));
+  ACCRETE_MPI(MPI_Iallreduce(in, out, n, MPI_UINT64_T, MPI_SUM, st.channels.at(std::size_t(channel)),
+                             request_access::start(r)));
   return r;
 }
 
-request world_ibarrier() {
+request world_ibarrier(int channel) {
   request r;
   if (st.size == 1) return r;
-  ACCRETE_MPI(MPI_Ibarrier(st.world, request_access::start(r)));
+  ACCRETE_MPI(MPI_Ibarrier(st.channels.at(std::size_t(channel)), request_access::start(r)));
   return r;
 }
 
