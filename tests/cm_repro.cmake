@@ -18,3 +18,8 @@ set_tests_properties(cm_repro_compare PROPERTIES FIXTURES_REQUIRED cm_repro_file
 foreach(run ${ACCRETE_REPRO_RUNS})
   set_tests_properties(cm_repro_test.${run} PROPERTIES FIXTURES_REQUIRED cm_repro_dir FIXTURES_SETUP cm_repro_files)
 endforeach()
+# Its threaded configurations (2 and 3 updating threads) in CI's
+# ThreadSanitizer pass; files go to the test's working directory, apart
+# from the comparison above.
+accrete_add_mpi_test(cm_repro_test NP 2 NODE_SIZES 1 ENV GTEST_FILTER=Reproducible.* SUFFIX threads LABELS tsan
+                     TIMEOUT 600)
