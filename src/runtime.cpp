@@ -56,7 +56,7 @@ void idle_backoff(unsigned& spins) noexcept {
   }
   ++spins;
   if (spins < 4096) {
-    sched_yield();
+    os_yield();
     return;
   }
   unsigned us = spins < 16384 ? 20 : 100;

@@ -10,7 +10,7 @@
 # Environment: BUILD_DIR (build/smpi), PER_NODE (24 processes per simulated
 # node, as on Edison), HOST_SPEED (19.2Gf: this machine's core, taken as
 # fast as an Edison core), PROBE_COST (1e-6 s per MPI_Iprobe/MPI_Test, see
-# README.md).
+# README.md), SMPI_CFG (more --cfg=... options).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 1 ] || { sed -n '2,13p' "$0"; exit 2; }
@@ -37,4 +37,4 @@ export ACCRETE_SEGMENT_SIZE=${ACCRETE_SEGMENT_SIZE:-16M} OPENBLAS_NUM_THREADS=1
 cost=${PROBE_COST:-1e-6}
 smpirun -np "$np" -platform bench/scale/edison.xml -hostfile "$hosts" \
   --cfg=smpi/host-speed:${HOST_SPEED:-19.2Gf} --cfg=smpi/iprobe:$cost --cfg=smpi/test:$cost \
-  --log=root.thresh:warning --log=smpi_mpi.thresh:error "$prog" "$@"
+  --log=root.thresh:warning --log=smpi_mpi.thresh:error ${SMPI_CFG:-} "$prog" "$@"

@@ -80,7 +80,7 @@ array_core::array_core(const distribution& d, const elem_ops& ops)
 
 void array_core::split(const axis& a, std::int64_t lo, std::int64_t hi, std::vector<axis_piece>& out) {
   out.clear();
-  thread_local std::vector<int> slot;
+  ACCRETE_THREAD_LOCAL std::vector<int> slot;
   slot.assign(std::size_t(a.parts()), -1);
   a.for_each_run(lo, hi, [&](int part, std::int64_t g, std::int64_t l, std::int64_t len) {
     int& s = slot[std::size_t(part)];
@@ -128,12 +128,12 @@ future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::
   const std::size_t es = ops_.size;
   const bool colmaj = lay == matrix_layout::col_major;
   const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;  // buffer strides of a row / column step
-  thread_local std::vector<axis_piece> rp, cp;
+  ACCRETE_THREAD_LOCAL std::vector<axis_piece> rp, cp;
   split(dist_.row_axis(), p.row_lo, p.row_hi, rp);
   split(dist_.col_axis(), p.col_lo, p.col_hi, cp);
   const int pc = dist_.grid_cols();
   std::shared_ptr<promise<>> done;
-  thread_local std::vector<std::int32_t> lcol, cpos;
+  ACCRETE_THREAD_LOCAL std::vector<std::int32_t> lcol, cpos;
   auto at = [&](std::int64_t r, std::int64_t c) { return buf + std::size_t(r * rs + c * cs) * es; };
 
   for (const auto& c : cp) {

@@ -47,8 +47,8 @@ void assembly_engine::bin(std::span<const std::int64_t> rows, std::span<const st
       }
       return;
     }
-    thread_local std::vector<int> part;
-    thread_local std::vector<std::int32_t> where, fill;
+    ACCRETE_THREAD_LOCAL std::vector<int> part;
+    ACCRETE_THREAD_LOCAL std::vector<std::int32_t> where, fill;
     part.resize(ix.size());
     where.resize(ix.size());
     for (std::size_t k = 0; k < ix.size(); ++k) {

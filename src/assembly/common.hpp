@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <sched.h>
+#include "accrete/detail/backend.hpp"
 
 namespace accrete::detail {
 
@@ -40,7 +40,7 @@ inline void spin_pause(unsigned& spins) {
     __builtin_ia32_pause();
 #endif
   } else {
-    sched_yield();
+    os_yield();
   }
 }
 

@@ -144,7 +144,7 @@ bool assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int3
     // that share an element are applied one after the other). Without
     // `wait`, a busy stripe releases those taken and reports false, so the
     // caller can do another piece first.
-    thread_local std::vector<std::int64_t> stripes;
+    ACCRETE_THREAD_LOCAL std::vector<std::int64_t> stripes;
     stripes.clear();
     for (std::int32_t c = 0; c < nc; ++c) stripes.push_back(stripe_of(lcol[c]));
     std::sort(stripes.begin(), stripes.end());
@@ -165,7 +165,7 @@ bool assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int3
     std::int64_t stripe;
     std::int32_t begin, end;
   };
-  thread_local std::vector<segment> pending;
+  ACCRETE_THREAD_LOCAL std::vector<segment> pending;
   pending.clear();
   for (std::int32_t c = 0; c < nc;) {
     const std::int64_t s = stripe_of(lcol[c]);
@@ -189,7 +189,7 @@ bool assembly_engine::with_stripes(int part, const std::int32_t* lcol, std::int3
 /// The receive-side kernel: adds one validated packet to this process's part.
 template <class T>
 void apply_packet(assembly_engine& e, const packet_view& v) {
-  thread_local std::vector<index_run> runs;
+  ACCRETE_THREAD_LOCAL std::vector<index_run> runs;
   make_runs(v.lrow, nullptr, v.nr, runs);
   T* data = reinterpret_cast<T*>(e.storage());
   const std::int64_t lld = e.shape().lld;
@@ -202,7 +202,7 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
       constexpr int w = width<T>;
       R* rdata = reinterpret_cast<R*>(data);
       const R* rvals = reinterpret_cast<const R*>(vals);
-      thread_local std::vector<assembly_engine::spill> spilled;
+      ACCRETE_THREAD_LOCAL std::vector<assembly_engine::spill> spilled;
       spilled.clear();
       e.with_stripes(e.shape().my_part, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
         for (std::int32_t c = c0; c < c1; ++c) {
@@ -259,9 +259,9 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
                              std::span<const std::int64_t> cols, matrix_layout lay) {
   validate(rows, cols, ld, lay, block);
   if (rows.empty() || cols.empty()) return;
-  thread_local binned b;
-  thread_local std::vector<index_run> runs;
-  thread_local std::vector<int> remote;
+  ACCRETE_THREAD_LOCAL binned b;
+  ACCRETE_THREAD_LOCAL std::vector<index_run> runs;
+  ACCRETE_THREAD_LOCAL std::vector<int> remote;
   const double t_start = now();
   bin(rows, cols, b);
   const double t_binned = now();
@@ -303,7 +303,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
     std::int32_t lrow, lcol, component;
     R value;
   };
-  thread_local std::vector<spilled_one> spilled;
+  ACCRETE_THREAD_LOCAL std::vector<spilled_one> spilled;
   spilled.clear();
   const bool exact = exact_capable<T> && shape_.reproducible;
   // Adds the piece for `target` into its storage `peer`; false if an
@@ -349,7 +349,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   };
   // Atomic pieces whose part was busy are retried after the others
   // (retry_busy), so that a process does not wait while it has other work.
-  thread_local std::vector<std::pair<int, std::byte*>> busy;
+  ACCRETE_THREAD_LOCAL std::vector<std::pair<int, std::byte*>> busy;
   busy.clear();
   for (int target : b.targets) {
     std::byte* peer = may_store ? direct_target(target, my_round) : nullptr;

@@ -40,7 +40,7 @@ struct accrete_counter_s {
 
 namespace {
 
-thread_local std::string last_error;
+ACCRETE_THREAD_LOCAL std::string last_error;
 
 accrete_status fail(accrete_status code, std::string msg) {
   last_error = std::move(msg);

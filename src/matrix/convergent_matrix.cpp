@@ -163,8 +163,8 @@ void convergent_matrix<T>::update_symmetric(const T* block, std::int64_t ld, std
                                             matrix_layout lay) {
   engine_.validate(ix, ix, ld, lay, block);
   // Split into one update per column so each carries only rows ix[i] <= ix[j].
-  thread_local std::vector<std::int64_t> rsel;
-  thread_local std::vector<T> vals;
+  ACCRETE_THREAD_LOCAL std::vector<std::int64_t> rsel;
+  ACCRETE_THREAD_LOCAL std::vector<T> vals;
   const bool colmaj = lay == matrix_layout::col_major;
   for (std::size_t j = 0; j < ix.size(); ++j) {
     rsel.clear();

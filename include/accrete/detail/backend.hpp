@@ -79,6 +79,10 @@ void node_barrier();
 void defer(completion c);
 /// True when nothing is outstanding in the backend.
 bool quiescent() noexcept;
+/// Gives up the processor in a spin-wait: sched_yield, or under SimGrid SMPI
+/// 1 us of simulated sleep (all simulated processes share one OS thread; a
+/// sched_yield there would never let the process being waited for run).
+void os_yield() noexcept;
 
 // ---- the backend lock and the progress thread ---------------------------------
 // With the progress thread (init_options::progress_thread), the backend's

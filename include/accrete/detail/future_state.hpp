@@ -68,7 +68,11 @@ struct thread_queues {
   bool draining;
   bool destroying;
 };
+#ifdef ACCRETE_SMPI
+inline constinit thread_queues tls_queues{};  // per simulated process (internal.hpp)
+#else
 inline constinit thread_local thread_queues tls_queues{};
+#endif
 
 inline void destroy_now(state_base* s) noexcept {
   thread_queues& q = tls_queues;

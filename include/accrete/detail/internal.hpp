@@ -6,3 +6,18 @@
 #if !defined(ACCRETE_PUBLIC_INCLUDE) && !defined(ACCRETE_INTERNAL_INCLUDE)
 #error "accrete/detail/ headers are internal to accrete: include <accrete/accrete.hpp> or the public header you need"
 #endif
+
+// Per-thread scratch and queues. Under SimGrid SMPI (ACCRETE_SMPI) every
+// simulated process runs on the same OS thread, so thread_local storage
+// would be shared by all of them, and one process's scratch overwritten by
+// another that runs while the first is switched out inside an MPI call
+// (seen: wrong checksums with the packets strategy). SMPI privatises static
+// storage per simulated process instead, and no accrete code runs on two
+// threads of one simulated process.
+#ifndef ACCRETE_THREAD_LOCAL
+#ifdef ACCRETE_SMPI
+#define ACCRETE_THREAD_LOCAL static
+#else
+#define ACCRETE_THREAD_LOCAL thread_local
+#endif
+#endif

@@ -127,13 +127,10 @@ void open_rings() {
   st.in_ring = shm_ring(static_cast<std::byte*>(base), cap);
   ACCRETE_MPI(MPI_Barrier(st.node));  // every ring is clear before anyone writes
   st.out_rings.reserve(std::size_t(node_n));
+  const std::vector<void*> slices = shared_bases(st.ring_win, base);
   for (int i = 0; i < node_n; ++i) {
-    MPI_Aint sz;
-    int du;
-    void* p = nullptr;
-    ACCRETE_MPI(MPI_Win_shared_query(st.ring_win, i, &sz, &du, &p));
     st.ring_of[world_of[i]] = std::int32_t(st.out_rings.size());
-    st.out_rings.emplace_back(static_cast<std::byte*>(p), cap);
+    st.out_rings.emplace_back(static_cast<std::byte*>(slices[std::size_t(i)]), cap);
   }
 }
 
@@ -183,7 +180,7 @@ void am_register(am_handler h, bool internal) {
 }
 
 namespace {
-thread_local std::vector<std::byte> spare_message;
+ACCRETE_THREAD_LOCAL std::vector<std::byte> spare_message;
 }
 
 std::vector<std::byte> message_buffer() {

@@ -1,6 +1,8 @@
 // Progress and request queues: one-sided transfers waiting for a flush,
 // tracked MPI requests, counted completions, and the two levels of progress
 // (internal poll and user-level progress; see src/README.md).
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -280,6 +282,14 @@ void user_progress() {
     }
     dispatch(m.source, std::span<const std::byte>(m.data.get(), m.size));
   }
+}
+
+void os_yield() noexcept {
+#ifdef ACCRETE_SMPI
+  smpi_usleep(1);
+#else
+  sched_yield();
+#endif
 }
 
 void defer(completion c) {

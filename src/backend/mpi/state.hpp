@@ -130,6 +130,9 @@ void track_request(MPI_Request r, completion done);
 void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
                   std::vector<std::byte*>& bases);
 void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node);
+// Collective over `node`: where each node process's slice of the shared
+// window `w` is (`mine`: the caller's), by node rank.
+std::vector<void*> shared_bases(MPI_Win w, void* mine);
 // Frees the windows of every shared_block still alive, in creation order
 // (the same on every process: blocks are created collectively). finalize()
 // calls it so that objects outliving the runtime do not leave windows open

@@ -62,19 +62,35 @@ void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_W
     MPI_Group_translate_ranks(ng, node_n, nr.data(), wg, wr.data());
     MPI_Group_free(&wg);
     MPI_Group_free(&ng);
-    for (int i = 0; i < node_n; ++i) {
-      MPI_Aint sz;
-      int du;
-      void* p = nullptr;
-      ACCRETE_MPI(MPI_Win_shared_query(*node_win, i, &sz, &du, &p));
-      // A zero-byte slice may report a null base; give it a valid address.
-      bases[wr[i]] = p ? static_cast<std::byte*>(p) : *local;
-    }
+    const std::vector<void*> slices = shared_bases(*node_win, base);
+    for (int i = 0; i < node_n; ++i)  // a zero-byte slice may report a null base
+      bases[wr[i]] = slices[i] ? static_cast<std::byte*>(slices[i]) : *local;
     if (!*world_is_node) ACCRETE_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, *node_win));
   } else {
     bases[st.rank] = *local;
   }
   ACCRETE_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, *world_win));
+}
+
+std::vector<void*> shared_bases(MPI_Win w, void* mine) {
+  std::vector<void*> out(std::size_t(st.node_n), nullptr);
+#ifdef ACCRETE_SMPI
+  // SimGrid SMPI 3.32's MPI_Win_shared_query returns the first process's
+  // base for every rank (checked with a 3-process program: every direct
+  // store then landed in node rank 0's slice, and bench_hessian's checksums
+  // were wrong at P = 3). Every simulated process lives in one address
+  // space, so the processes exchange their bases instead.
+  (void)w;
+  ACCRETE_MPI(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, out.data(), sizeof mine, MPI_BYTE, st.node));
+#else
+  (void)mine;
+  for (int i = 0; i < st.node_n; ++i) {
+    MPI_Aint sz;
+    int du;
+    ACCRETE_MPI(MPI_Win_shared_query(w, i, &sz, &du, &out[std::size_t(i)]));
+  }
+#endif
+  return out;
 }
 
 void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node) {
@@ -197,7 +213,7 @@ bool shared_block::try_read(int rank, std::size_t offset, void* dst, std::size_t
     ACCRETE_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
     if (done) return true;
     if (MPI_Wtime() > until) return false;
-    sched_yield();
+    os_yield();
   }
 }
 
