@@ -400,6 +400,8 @@ int main(int argc, char** argv) {
          << ",\"ratio_to_local_apply_ref\":" << (ref_T > 0 ? t / ref_T : 0.0)
          << ",\"checksum_ok\":" << (ok ? "true" : "false") << ",\"T_reps\":[";
       for (std::size_t i = 0; i < T.size(); ++i) js << (i ? "," : "") << T[i];
+      js << "],\"checksums\":[";
+      for (std::size_t i = 0; i < r.reps.size(); ++i) js << (i ? "," : "") << r.reps[i].checksum;
       js << "]}";
       first = false;
     }

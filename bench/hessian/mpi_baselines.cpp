@@ -504,15 +504,25 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
   const auto bytes = static_cast<MPI_Aint>(SHM_HEADER + ld * local_cols * int64_t(sizeof(float)));
   std::byte* mine = nullptr;
   MPI_Win win;
-  MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node, &mine, &win);
   std::vector<std::byte*> base(static_cast<std::size_t>(P));
   std::vector<int64_t> lds(static_cast<std::size_t>(P));
   MPI_Allgather(&ld, 1, MPI_INT64_T, lds.data(), 1, MPI_INT64_T, node);
+#ifdef ACCRETE_SMPI
+  // SMPI 3.32 lays slices out by the first rank's size and answers
+  // MPI_Win_shared_query with the first slice (accrete's allocate_shared in
+  // src/backend/mpi/windows.cpp): equal sizes, and the bases exchanged.
+  MPI_Aint most = 0;
+  MPI_Allreduce(&bytes, &most, 1, MPI_AINT, MPI_MAX, node);
+  MPI_Win_allocate_shared(most, 1, MPI_INFO_NULL, node, &mine, &win);
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, base.data(), sizeof mine, MPI_BYTE, node);
+#else
+  MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node, &mine, &win);
   for (int q = 0; q < P; ++q) {
     MPI_Aint sz;
     int du;
     MPI_Win_shared_query(win, q, &sz, &du, &base[static_cast<std::size_t>(q)]);
   }
+#endif
   std::memset(mine, 0, static_cast<std::size_t>(bytes));
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
   MPI_Win_sync(win);

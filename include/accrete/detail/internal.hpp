@@ -11,8 +11,10 @@
 // simulated process runs on the same OS thread, so thread_local storage
 // would be shared by all of them, and one process's scratch overwritten by
 // another that runs while the first is switched out inside an MPI call
-// (seen: wrong checksums with the packets strategy). SMPI privatises static
-// storage per simulated process instead, and no accrete code runs on two
+// SMPI privatises static storage per simulated process instead (it loads
+// one copy of the executable per process; ACCRETE_SMPI builds use
+// -fno-gnu-unique so that statics of inline functions and templates are
+// per copy too, see CMakeLists.txt), and no accrete code runs on two
 // threads of one simulated process.
 #ifndef ACCRETE_THREAD_LOCAL
 #ifdef ACCRETE_SMPI

@@ -122,7 +122,7 @@ void open_rings() {
   ACCRETE_MPI(MPI_Allgather(&st.rank, 1, MPI_INT, world_of.data(), 1, MPI_INT, st.node));
   const std::size_t one = shm_ring::header_bytes + cap;
   void* base = nullptr;
-  ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(one), 1, MPI_INFO_NULL, st.node, &base, &st.ring_win));
+  allocate_shared(one, MPI_INFO_NULL, st.node, &base, &st.ring_win);
   shm_ring::clear(static_cast<std::byte*>(base), cap);
   st.in_ring = shm_ring(static_cast<std::byte*>(base), cap);
   ACCRETE_MPI(MPI_Barrier(st.node));  // every ring is clear before anyone writes

@@ -12,7 +12,7 @@ void open_node_sync() {
   int me = 0;
   MPI_Comm_rank(st.node, &me);
   void* base = nullptr;
-  ACCRETE_MPI(MPI_Win_allocate_shared(me == 0 ? 128 : 0, 1, MPI_INFO_NULL, st.node, &base, &st.sync_win));
+  allocate_shared(me == 0 ? 128 : 0, MPI_INFO_NULL, st.node, &base, &st.sync_win);
   if (me == 0) std::memset(base, 0, 128);
   MPI_Aint sz;
   int du;

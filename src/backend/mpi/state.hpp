@@ -130,6 +130,10 @@ void track_request(MPI_Request r, completion done);
 void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
                   std::vector<std::byte*>& bases);
 void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node);
+// MPI_Win_allocate_shared of `bytes` on `comm` (displacement unit 1);
+// `base` is a void** as in MPI. Under SMPI every process gets the largest
+// size (windows.cpp says why).
+void allocate_shared(std::size_t bytes, MPI_Info info, MPI_Comm comm, void* base, MPI_Win* win);
 // Collective over `node`: where each node process's slice of the shared
 // window `w` is (`mine`: the caller's), by node rank.
 std::vector<void*> shared_bases(MPI_Win w, void* mine);

@@ -40,14 +40,14 @@ void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_W
   bases.assign(st.size, nullptr);
   *world_is_node = false;
   if (node_n == st.size) {
-    ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, st.world, &base, node_win));
+    allocate_shared(bytes, info, st.world, &base, node_win);
     *world_win = *node_win;
     *world_is_node = true;
   } else if (max_node_n == 1) {
     ACCRETE_MPI(MPI_Win_allocate(MPI_Aint(bytes), 1, info, st.world, &base, world_win));
     *node_win = MPI_WIN_NULL;
   } else {
-    ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, st.node, &base, node_win));
+    allocate_shared(bytes, info, st.node, &base, node_win);
     ACCRETE_MPI(MPI_Win_create(base, MPI_Aint(bytes), 1, info, st.world, world_win));
   }
   MPI_Info_free(&info);
@@ -70,6 +70,19 @@ void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_W
     bases[st.rank] = *local;
   }
   ACCRETE_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, *world_win));
+}
+
+void allocate_shared(std::size_t bytes, MPI_Info info, MPI_Comm comm, void* base, MPI_Win* win) {
+#ifdef ACCRETE_SMPI
+  // SimGrid SMPI 3.32 allocates (first process's size) x (processes) and
+  // puts process r's slice at r x (its own size): with sizes that differ
+  // (a matrix's local parts) the slices overlap (sizes 1000, 700, 400 gave
+  // offsets 0, 700, 800). Every process asks for the largest size instead.
+  std::uint64_t mine = bytes, most = 0;
+  ACCRETE_MPI(MPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, comm));
+  bytes = std::size_t(most);
+#endif
+  ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, comm, base, win));
 }
 
 std::vector<void*> shared_bases(MPI_Win w, void* mine) {
