@@ -37,4 +37,5 @@ export ACCRETE_SEGMENT_SIZE=${ACCRETE_SEGMENT_SIZE:-16M} OPENBLAS_NUM_THREADS=1
 cost=${PROBE_COST:-1e-6}
 smpirun -np "$np" -platform bench/scale/edison.xml -hostfile "$hosts" \
   --cfg=smpi/host-speed:${HOST_SPEED:-19.2Gf} --cfg=smpi/iprobe:$cost --cfg=smpi/test:$cost \
+  --cfg=smpi/grow-injected-times:no \
   --log=root.thresh:warning --log=smpi_mpi.thresh:error ${SMPI_CFG:-} "$prog" "$@"

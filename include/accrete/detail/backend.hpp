@@ -83,6 +83,12 @@ bool quiescent() noexcept;
 /// 1 us of simulated sleep (all simulated processes share one OS thread; a
 /// sched_yield there would never let the process being waited for run).
 void os_yield() noexcept;
+/// Under SimGrid SMPI: charges the computation since the last MPI call to
+/// the simulated clock now, before a store that node peers can see. SMPI
+/// charges a burst only at the next MPI call, so without this a peer would
+/// see the store (a barrier arrival, a ring message) at the simulated time
+/// the burst began, and wait too little. A no-op in real builds.
+void sim_charge() noexcept;
 
 // ---- the backend lock and the progress thread ---------------------------------
 // With the progress thread (init_options::progress_thread), the backend's

@@ -191,6 +191,7 @@ void check_range(const char* what, int rank, std::uint64_t offset, std::size_t b
 }
 
 void memory_sync() noexcept {
+  sim_charge();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (st.up) MPI_Win_sync(st.node_win != MPI_WIN_NULL ? st.node_win : st.world_win);
 }

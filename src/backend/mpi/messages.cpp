@@ -201,6 +201,7 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
     throw error("accrete: active message of " + std::to_string(msg.size()) + " bytes exceeds INT_MAX");
   // Node-local: through the ring when it has room (messages need not stay
   // in order, so a full ring simply sends this one through MPI).
+  if (st.ring_of[rank] >= 0) sim_charge();
   if (const int slot = st.ring_of[rank];
       slot >= 0 && msg.size() <= st.out_rings[slot].max_message() && st.out_rings[slot].try_push(st.rank, msg)) {
     ++st.sent[rank];

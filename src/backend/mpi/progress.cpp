@@ -284,6 +284,14 @@ void user_progress() {
   }
 }
 
+void sim_charge() noexcept {
+#ifdef ACCRETE_SMPI
+  if (!st.up) return;
+  smpi_bench_end();
+  smpi_bench_begin();
+#endif
+}
+
 void os_yield() noexcept {
 #ifdef ACCRETE_SMPI
   smpi_usleep(1);
