@@ -123,7 +123,7 @@ void coll_ibarrier(const team& t, completion done) {
   MPI_Comm c = comm_of("barrier_async", t);
   memory_sync();
   MPI_Request r;
-  ACCRETE_MPI(MPI_Ibarrier(c, &r));
+  ibarrier(c, &r);
   track_request(r, [d = std::move(done)] {
     memory_sync();
     d();

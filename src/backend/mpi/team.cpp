@@ -117,7 +117,7 @@ void barrier(const team& t) {
   }
   detail::memory_sync();
   MPI_Request r;
-  ACCRETE_MPI(MPI_Ibarrier(t.mpi_comm(), &r));
+  detail::ibarrier(t.mpi_comm(), &r);
   unsigned spins = 0;
   for (;;) {
     int done = 0;

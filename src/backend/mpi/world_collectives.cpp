@@ -86,7 +86,7 @@ request world_iallreduce_sum(int channel, const std::uint64_t* in, std::uint64_t
 request world_ibarrier(int channel) {
   request r;
   if (st.size == 1) return r;
-  ACCRETE_MPI(MPI_Ibarrier(st.channels.at(std::size_t(channel)), request_access::start(r)));
+  ibarrier(st.channels.at(std::size_t(channel)), request_access::start(r));
   return r;
 }
 
