@@ -87,8 +87,12 @@ void os_yield() noexcept;
 /// the simulated clock now, before a store that node peers can see. SMPI
 /// charges a burst only at the next MPI call, so without this a peer would
 /// see the store (a barrier arrival, a ring message) at the simulated time
-/// the burst began, and wait too little. A no-op in real builds.
+/// the burst began, and wait too little. Nothing at all in real builds.
+#ifdef ACCRETE_SMPI
 void sim_charge() noexcept;
+#else
+inline void sim_charge() noexcept {}
+#endif
 
 // ---- the backend lock and the progress thread ---------------------------------
 // With the progress thread (init_options::progress_thread), the backend's

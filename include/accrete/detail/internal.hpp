@@ -10,7 +10,7 @@
 // Per-thread scratch and queues. Under SimGrid SMPI (ACCRETE_SMPI) every
 // simulated process runs on the same OS thread, so thread_local storage
 // would be shared by all of them, and one process's scratch overwritten by
-// another that runs while the first is switched out inside an MPI call
+// another that runs while the first is switched out inside an MPI call.
 // SMPI privatises static storage per simulated process instead (it loads
 // one copy of the executable per process; ACCRETE_SMPI builds use
 // -fno-gnu-unique so that statics of inline functions and templates are

@@ -284,13 +284,13 @@ void user_progress() {
   }
 }
 
-void sim_charge() noexcept {
 #ifdef ACCRETE_SMPI
+void sim_charge() noexcept {
   if (!st.up) return;
   smpi_bench_end();
   smpi_bench_begin();
-#endif
 }
+#endif
 
 void os_yield() noexcept {
 #ifdef ACCRETE_SMPI

@@ -130,7 +130,7 @@ void track_request(MPI_Request r, completion done);
 void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
                   std::vector<std::byte*>& bases);
 void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node);
-// MPI_Ibarrier (under SMPI an MPI_Iallreduce: windows.cpp says why).
+// MPI_Ibarrier (under SMPI an MPI_Iallreduce: world_collectives.cpp says why).
 void ibarrier(MPI_Comm comm, MPI_Request* r);
 // MPI_Win_allocate_shared of `bytes` on `comm` (displacement unit 1);
 // `base` is a void** as in MPI. Under SMPI every process gets the largest

@@ -85,21 +85,6 @@ void allocate_shared(std::size_t bytes, MPI_Info info, MPI_Comm comm, void* base
   ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, comm, base, win));
 }
 
-void ibarrier(MPI_Comm comm, MPI_Request* r) {
-#ifdef ACCRETE_SMPI
-  // SimGrid SMPI 3.32's MPI_Ibarrier is no barrier: the root sends its
-  // release to everyone on entry, so a process can leave before another
-  // has arrived (3 processes, one entering 1 ms late: another left at
-  // 0.3 ms; bench_dht then cleared its table under a peer's finds). Its
-  // MPI_Iallreduce waits for every contribution, so it stands in.
-  static const int zero = 0;
-  static int sink = 0;  // never read
-  ACCRETE_MPI(MPI_Iallreduce(&zero, &sink, 1, MPI_INT, MPI_SUM, comm, r));
-#else
-  ACCRETE_MPI(MPI_Ibarrier(comm, r));
-#endif
-}
-
 std::vector<void*> shared_bases(MPI_Win w, void* mine) {
   std::vector<void*> out(std::size_t(st.node_n), nullptr);
 #ifdef ACCRETE_SMPI
