@@ -178,6 +178,7 @@ int main(int argc, char** argv) {
   long long U = -1;
   int rounds = 0;
   int straggle = 1;
+  long long coalesce = 0;
   bool baselines = true;
   for (int a = 1; a < argc; ++a) {
     std::string s = argv[a];
@@ -206,6 +207,8 @@ int main(int argc, char** argv) {
       rounds = std::stoi(val());
     else if (s == "--straggle")
       straggle = std::stoi(val());
+    else if (s == "--coalesce")
+      coalesce = std::stoll(val());
     else if (s == "--thread-ab")
       continue;
     else {
@@ -242,6 +245,7 @@ int main(int argc, char** argv) {
     o.strategy = st;
     o.reproducible = repro;
     o.atomic_updates = atomic;
+    if (coalesce > 0) o.coalesce_bytes = std::size_t(coalesce);
     return [&, o] { return run_accrete(prm, grid, o, std::max(rounds, 1)); };
   };
   impls.push_back({"accrete_packets", accrete_run(update_strategy::packets, false, false)});
@@ -370,7 +374,7 @@ int main(int argc, char** argv) {
                   P, stream_bw / 1e9, compute_T, elems, phys_T);
     else
       std::printf("simulated (SMPI): times are simulated seconds; no physical bound (memory contention is not "
-                  "modelled); bin/move/apply/wait are host seconds; RSS is the whole simulation's\n");
+                  "modelled); RSS is the whole simulation's\n");
     if (straggle > 1)
       std::printf("straggler: process %d generates each update %d times\n", P - 1, straggle);
     std::printf("%-22s %9s %10s %8s %8s %8s %8s %8s %8s %9s %9s %8s %8s %s\n", "implementation", "T [s]",

@@ -90,6 +90,8 @@ void os_yield() noexcept;
 /// the burst began, and wait too little. Nothing at all in real builds.
 #ifdef ACCRETE_SMPI
 void sim_charge() noexcept;
+/// Under SimGrid SMPI: the simulated clock (MPI_Wtime), in seconds.
+double sim_clock() noexcept;
 #else
 inline void sim_charge() noexcept {}
 #endif

@@ -32,7 +32,11 @@ struct convergent_matrix_options {
   /// larger than half of it are split. At least 1 KiB.
   std::size_t buffer_cap = std::size_t{64} << 20;
   /// A remote target's coalescing buffer is sent once it holds this much.
-  std::size_t coalesce_bytes = std::size_t{256} << 10;
+  /// 16 KiB (256 KiB before 2026-11): the data leaves while the process
+  /// still computes. Simulated on two Edison-like nodes (bench/scale,
+  /// P = 32) a round took 0.0040-0.0043 s at 16 KiB, 0.0073 s at 256 KiB; real
+  /// one-node runs were within noise of each other (bench/hessian/README.md).
+  std::size_t coalesce_bytes = std::size_t{16} << 10;
   /// Local leading dimension; 0 means max(1, local rows).
   std::int64_t lld = 0;
   /// Seed of the per-process random order in which targets are visited.

@@ -19,6 +19,32 @@
 
 namespace accrete {
 namespace detail {
+
+namespace {
+int delete_seq(MPI_Comm, int, void* attr, void*) {
+  delete static_cast<std::uint32_t*>(attr);
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+std::uint32_t comm_sequence(MPI_Comm comm, int& keyval) {
+  if (keyval == MPI_KEYVAL_INVALID)
+    ACCRETE_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_seq, &keyval, nullptr));
+  void* attr = nullptr;
+  int found = 0;
+  ACCRETE_MPI(MPI_Comm_get_attr(comm, keyval, &attr, &found));
+  auto seq = found ? static_cast<std::uint32_t*>(attr) : nullptr;
+  if (!seq) {
+    seq = new std::uint32_t(0);
+    int rc = MPI_Comm_set_attr(comm, keyval, seq);
+    if (rc != MPI_SUCCESS) {
+      delete seq;
+      mpi_failed("MPI_Comm_set_attr", rc);
+    }
+  }
+  return (*seq)++;
+}
+
 namespace {
 
 // Tags reserved on team communicators for variable-size broadcasts.
@@ -78,30 +104,7 @@ void mpi_user_trampoline(void* in, void* inout, int* len, MPI_Datatype* dt) {
 
 int comm_keyval = MPI_KEYVAL_INVALID;
 
-int delete_seq(MPI_Comm, int, void* attr, void*) {
-  delete static_cast<std::uint32_t*>(attr);
-  return MPI_SUCCESS;
-}
-
-int next_bcast_tag(MPI_Comm comm) {
-  if (comm_keyval == MPI_KEYVAL_INVALID)
-    ACCRETE_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_seq, &comm_keyval, nullptr));
-  void* attr = nullptr;
-  int found = 0;
-  ACCRETE_MPI(MPI_Comm_get_attr(comm, comm_keyval, &attr, &found));
-  auto seq = found ? static_cast<std::uint32_t*>(attr) : nullptr;
-  if (!seq) {
-    seq = new std::uint32_t(0);
-    int rc = MPI_Comm_set_attr(comm, comm_keyval, seq);
-    if (rc != MPI_SUCCESS) {
-      delete seq;
-      mpi_failed("MPI_Comm_set_attr", rc);
-    }
-  }
-  int tag = bcast_tag_base + int(*seq % bcast_tag_span);
-  ++*seq;
-  return tag;
-}
+int next_bcast_tag(MPI_Comm comm) { return bcast_tag_base + int(comm_sequence(comm, comm_keyval) % bcast_tag_span); }
 
 MPI_Comm comm_of(const char* what, const team& t) {
   require_initialized(what);

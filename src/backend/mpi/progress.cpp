@@ -201,7 +201,11 @@ namespace {
 bool poll_impl(bool rings) {
   if (!st.up) return false;
   const bool rma_done = flush_rma();
+#ifdef ACCRETE_SMPI
+  const bool req_done = sim_collectives_progress() | test_requests();
+#else
   const bool req_done = test_requests();
+#endif
   const std::size_t sends_before = st.sends.size();
   test_sends();
   bool got = st.sends.size() != sends_before;
@@ -290,6 +294,8 @@ void sim_charge() noexcept {
   smpi_bench_end();
   smpi_bench_begin();
 }
+
+double sim_clock() noexcept { return MPI_Wtime(); }
 #endif
 
 void os_yield() noexcept {
@@ -312,6 +318,9 @@ bool last_progress_active() noexcept {
 
 bool quiescent() noexcept {
   backend_guard g;
+#ifdef ACCRETE_SMPI
+  if (!st.arrivals.empty()) return false;
+#endif
   return st.await_flush.empty() && st.await_flush_counted.empty() && st.ready_counted.empty() && st.reqs.empty() &&
          st.ready.empty() && st.sends.empty() && st.inbox.empty();
 }

@@ -76,6 +76,17 @@ struct state_t {
     std::size_t size;
   };
   std::deque<inbound> inbox;
+#ifdef ACCRETE_SMPI
+  // messages being received, delivered in the order they were matched
+  // (messages.cpp says why they are not received in place under SMPI)
+  struct arriving {
+    int source;
+    int count;
+    std::unique_ptr<std::byte[]> data;
+    MPI_Request req;
+  };
+  std::deque<arriving> arrivals;
+#endif
   // node-local active messages (shm_ring.hpp): one ring per process, which
   // every process of its node writes into. Per node peer the view of its
   // ring we write through, found through ring_of (per world rank: the index
@@ -130,8 +141,20 @@ void track_request(MPI_Request r, completion done);
 void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
                   std::vector<std::byte*>& bases);
 void close_windows(MPI_Win node_win, MPI_Win world_win, bool world_is_node);
-// MPI_Ibarrier (under SMPI an MPI_Iallreduce: world_collectives.cpp says why).
+// MPI_Ibarrier (under SMPI a recursive-doubling sum: sim_collectives.cpp
+// says why).
 void ibarrier(MPI_Comm comm, MPI_Request* r);
+// collectives.cpp: this process's next number in a per-communicator
+// sequence (one sequence per keyval, created on first use); members that
+// call it once per collective agree on the numbers.
+std::uint32_t comm_sequence(MPI_Comm comm, int& keyval);
+#ifdef ACCRETE_SMPI
+// sim_collectives.cpp: MPI_Iallreduce(MPI_SUM) of n uint64 as a generalized
+// request that internal progress completes; n = 0 is a barrier.
+void sim_iallreduce_sum(MPI_Comm comm, const std::uint64_t* in, std::uint64_t* out, int n, MPI_Request* r);
+// Moves the running ones on; true if one completed.
+bool sim_collectives_progress();
+#endif
 // MPI_Win_allocate_shared of `bytes` on `comm` (displacement unit 1);
 // `base` is a void** as in MPI. Under SMPI every process gets the largest
 // size (windows.cpp says why).
