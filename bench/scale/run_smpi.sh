@@ -10,7 +10,10 @@
 # Environment: BUILD_DIR (build/smpi), PER_NODE (24 processes per simulated
 # node, as on Edison), HOST_SPEED (19.2Gf: this machine's core, taken as
 # fast as an Edison core), PROBE_COST (1e-6 s per MPI_Iprobe/MPI_Test, see
-# README.md), SMPI_CFG (more --cfg=... options).
+# README.md), COLL_SELECTOR (mpich: the blocking collectives' algorithms
+# of MPICH, which Edison's Cray MPI derives from; SMPI's default ones are
+# naive, e.g. an allgather of P^2 messages inside every MPI_Win_create),
+# SMPI_CFG (more --cfg=... options).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 1 ] || { sed -n '2,13p' "$0"; exit 2; }
@@ -37,5 +40,5 @@ export ACCRETE_SEGMENT_SIZE=${ACCRETE_SEGMENT_SIZE:-16M} OPENBLAS_NUM_THREADS=1
 cost=${PROBE_COST:-1e-6}
 smpirun -np "$np" -platform bench/scale/edison.xml -hostfile "$hosts" \
   --cfg=smpi/host-speed:${HOST_SPEED:-19.2Gf} --cfg=smpi/iprobe:$cost --cfg=smpi/test:$cost \
-  --cfg=smpi/grow-injected-times:no \
+  --cfg=smpi/grow-injected-times:no --cfg=smpi/coll-selector:${COLL_SELECTOR:-mpich} \
   --log=root.thresh:warning --log=smpi_mpi.thresh:error ${SMPI_CFG:-} "$prog" "$@"
