@@ -10,6 +10,31 @@ if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
        OMPI_MCA_rmaps_base_oversubscribe=1)
 endif()
 
+# accrete_private_session_dirs(): call once in every directory that registers
+# MPI tests. Open MPI 4.1's mpiexec creates <tmpdir>/ompi.<host>.<uid> at
+# launch and removes it at exit when empty; two launches crossing there fail
+# with "mkdir ... /tmp/ompi.<host>.0 ... File exists" (CI, stop 29, in the
+# parallel CTest run). At the end of the directory, every test in it gets its
+# own session base directory, so no two concurrent launches share one.
+function(accrete_private_session_dirs)
+  if(NOT ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
+    return()
+  endif()
+  get_property(deferred DIRECTORY PROPERTY ACCRETE_SESSION_DIRS_DEFERRED)
+  if(NOT deferred)
+    set_property(DIRECTORY PROPERTY ACCRETE_SESSION_DIRS_DEFERRED ON)
+    cmake_language(DEFER CALL _accrete_apply_session_dirs)
+  endif()
+endfunction()
+function(_accrete_apply_session_dirs)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t IN LISTS tests)
+    set(d ${CMAKE_BINARY_DIR}/mpi-session/${t})
+    file(MAKE_DIRECTORY ${d})
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT OMPI_MCA_orte_tmpdir_base=${d})
+  endforeach()
+endfunction()
+
 # accrete_add_mpi_test(<name> SOURCES <files...> NP <counts...>
 #                      [NODE_SIZES <k...>] [LIBS <libs...>] [LABELS <l...>] [TIMEOUT <s>]
 #                      [ENV <VAR=value...> SUFFIX <s>])
@@ -25,6 +50,7 @@ function(accrete_add_mpi_test name)
   if(NOT A_NODE_SIZES)
     set(A_NODE_SIZES 0)
   endif()
+  accrete_private_session_dirs()
   if(NOT TARGET ${name})
     add_executable(${name} ${A_SOURCES})
     target_link_libraries(${name} PRIVATE accrete::accrete accrete_test_main ${A_LIBS})

@@ -29,6 +29,7 @@ function(accrete_array_bench_check target)
   if(NOT ACCRETE_BUILD_TESTS)
     return()
   endif()
+  accrete_private_session_dirs()
   set(env ${ACCRETE_MPI_ENV})
   # ARMCI-MPI over MPICH 4.0 puts elements in the wrong place with
   # MPI_Win_allocate'd windows.
