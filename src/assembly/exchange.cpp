@@ -49,7 +49,12 @@ std::byte* assembly_engine::packet_slot(int part, std::size_t bytes) {
   }
   auto& box = outbox_[std::size_t(b)].bytes;
   if (box.empty()) {
-    // Room for the active-message header and the engine id / round words.
+    // Room for the active-message header and the engine id / round words,
+    // and capacity for a whole coalesced message (bounded, for users who
+    // coalesce gigabytes): a box grown by doubling copied its bytes ~9
+    // times on the way to 16 KiB.
+    box.reserve(am_header_bytes + message_prefix_bytes + bytes +
+                std::min<std::size_t>(shape_.coalesce_bytes, std::size_t{1} << 20));
     box.resize(am_header_bytes + message_prefix_bytes);
     buffered_ += box.size();
   }

@@ -100,6 +100,7 @@ void backend_init(const init_options& opts) {
   open_node_sync();
 
   st.inflight.assign(st.size, 0);
+  st.inflight_total = 0;
   st.flush_marked.assign(st.size, 0);
   st.flush_targets.clear();
   st.flush_all = false;

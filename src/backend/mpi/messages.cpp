@@ -57,6 +57,7 @@ void test_sends() {
     ACCRETE_MPI(MPI_Test(&st.sends[i].req, &done, MPI_STATUS_IGNORE));
     if (done) {
       st.inflight[st.sends[i].rank] -= st.sends[i].buf.size();
+      st.inflight_total -= st.sends[i].buf.size();
       continue;
     }
     if (w != i) st.sends[w] = std::move(st.sends[i]);
@@ -252,6 +253,7 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
     if (st.inflight[rank] + msg.size() > am_inflight_cap) idle_backoff(spins);
   }
   st.inflight[rank] += msg.size();
+  st.inflight_total += msg.size();
   ++st.sent[rank];
   st.sends.push_back({MPI_REQUEST_NULL, rank, std::move(msg)});
   auto& s = st.sends.back();
@@ -271,9 +273,7 @@ std::uint64_t am_sent_to(int rank) noexcept {
 
 std::size_t am_inflight_bytes() noexcept {
   backend_guard g;
-  std::size_t t = 0;
-  for (auto& s : st.sends) t += s.buf.size();
-  return t;
+  return st.inflight_total;
 }
 
 }  // namespace accrete::detail
