@@ -161,11 +161,6 @@ bool sim_collectives_progress();
 // `base` is a void** as in MPI. Under SMPI every process gets the largest
 // size (windows.cpp says why).
 void allocate_shared(std::size_t bytes, MPI_Info info, MPI_Comm comm, void* base, MPI_Win* win);
-// Asks the kernel for transparent huge pages over all of a shared window's
-// slices in this process's mapping (real MPI builds only).
-void advise_huge_pages(MPI_Win w, MPI_Comm comm);
-// The same for [p, p + bytes) (the whole 2 MiB pages inside it).
-void advise_huge_pages(void* p, std::size_t bytes);
 // Collective over `node`: where each node process's slice of the shared
 // window `w` is (`mine`: the caller's), by node rank.
 std::vector<void*> shared_bases(MPI_Win w, void* mine);

@@ -74,6 +74,38 @@ void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_W
   ACCRETE_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, *world_win));
 }
 
+#ifndef ACCRETE_SMPI
+namespace {
+// Every process maps the whole node's window, so with 4 KiB pages the
+// node's page tables hold L x (window bytes) / 512 (docs/scaling.md).
+// Asking for transparent huge pages on the mapping, before anything in this
+// process touches it, lets the kernel back and map it in 2 MiB pages where
+// the tmpfs holding it allows (both MPIs use /dev/shm: its huge= mount
+// option) and the MPI mapped it 2 MiB-aligned with the file (Open MPI does,
+// MPICH 4.0 does not); elsewhere nothing changes. madvise fails (EINVAL)
+// where the kernel has no transparent huge pages; that only means 4 KiB
+// pages, so the result is ignored.
+void advise_huge_pages(MPI_Win w, MPI_Comm comm) {
+  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+  int n = 0;
+  ACCRETE_MPI(MPI_Comm_size(comm, &n));
+  std::uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < n; ++i) {
+    MPI_Aint sz = 0;
+    int du = 0;
+    void* b = nullptr;
+    ACCRETE_MPI(MPI_Win_shared_query(w, i, &sz, &du, &b));
+    if (!b || sz <= 0) continue;
+    lo = std::min(lo, reinterpret_cast<std::uintptr_t>(b));
+    hi = std::max(hi, reinterpret_cast<std::uintptr_t>(b) + std::uintptr_t(sz));
+  }
+  lo = (lo + huge - 1) & ~(huge - 1);  // the whole 2 MiB pages inside
+  hi &= ~(huge - 1);
+  if (lo < hi) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+}
+}  // namespace
+#endif
+
 void allocate_shared(std::size_t bytes, MPI_Info info, MPI_Comm comm, void* base, MPI_Win* win) {
 #ifdef ACCRETE_SMPI
   // SimGrid SMPI 3.32 allocates (first process's size) x (processes) and
@@ -90,40 +122,6 @@ void allocate_shared(std::size_t bytes, MPI_Info info, MPI_Comm comm, void* base
 #endif
 }
 
-#ifndef ACCRETE_SMPI
-void advise_huge_pages(MPI_Win w, MPI_Comm comm) {
-  // Every process maps the whole node's window, so with 4 KiB pages the
-  // node's page tables hold L x (window bytes) / 512 (docs/scaling.md).
-  // Asking for transparent huge pages on the mapping, before anything in
-  // this process touches it, lets the kernel back and map it in 2 MiB pages
-  // where the tmpfs holding it allows (both MPIs use /dev/shm: its huge=
-  // mount option) and the MPI mapped it 2 MiB-aligned with the file (Open
-  // MPI does, MPICH 4.0 does not); elsewhere nothing changes.
-  int n = 0;
-  ACCRETE_MPI(MPI_Comm_size(comm, &n));
-  std::uintptr_t lo = UINTPTR_MAX, hi = 0;
-  for (int i = 0; i < n; ++i) {
-    MPI_Aint sz = 0;
-    int du = 0;
-    void* b = nullptr;
-    ACCRETE_MPI(MPI_Win_shared_query(w, i, &sz, &du, &b));
-    if (!b || sz <= 0) continue;
-    lo = std::min(lo, reinterpret_cast<std::uintptr_t>(b));
-    hi = std::max(hi, reinterpret_cast<std::uintptr_t>(b) + std::uintptr_t(sz));
-  }
-  if (lo < hi) advise_huge_pages(reinterpret_cast<void*>(lo), hi - lo);
-}
-
-void advise_huge_pages(void* p, std::size_t bytes) {
-  // madvise fails (EINVAL) where the kernel has no transparent huge pages;
-  // that only means 4 KiB pages, so the result is ignored.
-  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-  std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(p), hi = lo + bytes;
-  lo = (lo + huge - 1) & ~(huge - 1);
-  hi &= ~(huge - 1);
-  if (lo < hi) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
-}
-#endif
 
 std::vector<void*> shared_bases(MPI_Win w, void* mine) {
   std::vector<void*> out(std::size_t(st.node_n), nullptr);
