@@ -21,7 +21,6 @@
 #include "accrete/error.hpp"
 #include "accrete/matrix/scalapack.hpp"
 #include "accrete/team.hpp"
-#include "accrete/promise.hpp"
 #include "assembly/kernels.hpp"
 
 namespace accrete::detail {
@@ -78,42 +77,48 @@ assembly_shape shape_of(const distribution& d, std::size_t es) {
 array_core::array_core(const distribution& d, const elem_ops& ops)
     : dist_(d), ops_(ops), engine_(shape_of(d, ops.size), &no_packets) {}
 
-void array_core::split(const axis& a, std::int64_t lo, std::int64_t hi, std::vector<axis_piece>& out) {
-  out.clear();
-  ACCRETE_THREAD_LOCAL std::vector<int> slot;
-  slot.assign(std::size_t(a.parts()), -1);
+void array_core::split(const axis& a, std::int64_t lo, std::int64_t hi, axis_split& out) {
+  out.pieces.clear();
+  if (out.slot.size() < std::size_t(a.parts())) out.slot.resize(std::size_t(a.parts()), -1);
   a.for_each_run(lo, hi, [&](int part, std::int64_t g, std::int64_t l, std::int64_t len) {
-    int& s = slot[std::size_t(part)];
+    int& s = out.slot[std::size_t(part)];
     if (s < 0) {
-      s = int(out.size());
-      out.push_back({part, l, 0, {}});
+      s = int(out.pieces.size());
+      out.pieces.push_back({part, l, 0});
+      if (out.runs.size() < out.pieces.size()) out.runs.emplace_back();
+      out.runs[std::size_t(s)].clear();
     }
-    auto& p = out[std::size_t(s)];
-    p.count += len;
-    if (!p.runs.empty() && p.runs.back().first + p.runs.back().second == g - lo)
-      p.runs.back().second += len;
+    out.pieces[std::size_t(s)].count += len;
+    auto& runs = out.runs[std::size_t(s)];
+    if (!runs.empty() && runs.back().first + runs.back().second == g - lo)
+      runs.back().second += len;
     else
-      p.runs.push_back({g - lo, len});
+      runs.push_back({g - lo, len});
   });
+  // Back to all -1 in O(pieces), not O(parts): the next split may be of
+  // another array.
+  for (const auto& piece : out.pieces) out.slot[std::size_t(piece.part)] = -1;
 }
 
 void array_core::check_patch(const patch& p, const std::byte* buf, std::int64_t ld, matrix_layout lay,
                              const char* what) const {
   engine_.require_usable(what);
-  const std::string w = std::string("accrete::dist_array::") + what + ": ";
+  // The message is built only on failure: this runs on every transfer.
+  auto w = [what] { return std::string("accrete::dist_array::") + what + ": "; };
   auto bound = [&](const char* name, std::int64_t v, std::int64_t lo, std::int64_t hi) {
     if (v < lo || v > hi)
-      throw std::out_of_range(w + name + " = " + str(v) + " is outside [" + str(lo) + ", " + str(hi) + "]");
+      throw std::out_of_range(w() + name + " = " + str(v) + " is outside [" + str(lo) + ", " + str(hi) + "]");
   };
   bound("row_lo", p.row_lo, 0, dist_.rows());
   bound("row_hi", p.row_hi, p.row_lo, dist_.rows());
   bound("col_lo", p.col_lo, 0, dist_.cols());
   bound("col_hi", p.col_hi, p.col_lo, dist_.cols());
   if (p.empty()) return;
-  if (!buf) throw std::invalid_argument(w + "null buffer for a " + str(p.rows()) + " x " + str(p.cols()) + " patch");
+  if (!buf)
+    throw std::invalid_argument(w() + "null buffer for a " + str(p.rows()) + " x " + str(p.cols()) + " patch");
   const std::int64_t need = lay == matrix_layout::col_major ? p.rows() : p.cols();
   if (ld < need)
-    throw std::invalid_argument(w + "ld = " + str(ld) + " is smaller than the patch's " +
+    throw std::invalid_argument(w() + "ld = " + str(ld) + " is smaller than the patch's " +
                                 (lay == matrix_layout::col_major ? "rows" : "columns") + " (" + str(need) + ")");
 }
 
@@ -121,6 +126,10 @@ bool array_core::direct_ok(array_op op, int part) const noexcept {
   return engine_.part_storage(part) && (op != array_op::acc || world_on_one_node());
 }
 
+// Every piece completes locally before transfer returns (direct copies, and
+// shared_block::rect waits for MPI's local completion), so the future is
+// always ready; the calls keep the future so that an owner-side or
+// deferred path can be added without changing the API.
 future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::int64_t ld, matrix_layout lay,
                               const void* alpha, const char* what) const {
   check_patch(p, buf, ld, lay, what);
@@ -128,20 +137,24 @@ future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::
   const std::size_t es = ops_.size;
   const bool colmaj = lay == matrix_layout::col_major;
   const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;  // buffer strides of a row / column step
-  ACCRETE_THREAD_LOCAL std::vector<axis_piece> rp, cp;
-  split(dist_.row_axis(), p.row_lo, p.row_hi, rp);
-  split(dist_.col_axis(), p.col_lo, p.col_hi, cp);
+  ACCRETE_THREAD_LOCAL axis_split rsplit, csplit;
+  split(dist_.row_axis(), p.row_lo, p.row_hi, rsplit);
+  split(dist_.col_axis(), p.col_lo, p.col_hi, csplit);
   const int pc = dist_.grid_cols();
-  std::shared_ptr<promise<>> done;
   ACCRETE_THREAD_LOCAL std::vector<std::int32_t> lcol, cpos;
+  ACCRETE_THREAD_LOCAL std::vector<std::byte> packed;
   auto at = [&](std::int64_t r, std::int64_t c) { return buf + std::size_t(r * rs + c * cs) * es; };
 
-  for (const auto& c : cp) {
+  for (std::size_t ci = 0; ci < csplit.pieces.size(); ++ci) {
+    const axis_piece& c = csplit.pieces[ci];
+    const auto& cruns = csplit.runs[ci];
     // Local column -> its position in the patch.
     cpos.clear();
-    for (auto [pos, len] : c.runs)
+    for (auto [pos, len] : cruns)
       for (std::int64_t k = 0; k < len; ++k) cpos.push_back(std::int32_t(pos + k));
-    for (const auto& r : rp) {
+    for (std::size_t ri = 0; ri < rsplit.pieces.size(); ++ri) {
+      const axis_piece& r = rsplit.pieces[ri];
+      const auto& rruns = rsplit.runs[ri];
       const int part = r.part * pc + c.part;
       const std::int64_t tld = engine_.lld_of(part);
       if (direct_ok(op, part)) {
@@ -149,7 +162,7 @@ future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::
         // Column `k` of the piece: every row run between buffer and storage.
         auto column = [&](std::int64_t k) {
           std::byte* t = base + std::size_t((c.lstart + k) * tld + r.lstart) * es;
-          for (auto [pos, len] : r.runs) {
+          for (auto [pos, len] : rruns) {
             std::byte* u = at(pos, cpos[std::size_t(k)]);
             if (op == array_op::put)
               ops_.copy(t, 1, u, rs, len, nullptr);
@@ -171,50 +184,32 @@ future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::
         }
         continue;
       }
-      if (!done) done = std::make_shared<promise<>>();
-      done->require_anonymous(1);
       const int rank = engine_.world_of(part);
       const std::size_t off = assembly_engine::header_bytes + std::size_t(c.lstart * tld + r.lstart) * es;
-      const bool one_rect = colmaj && r.runs.size() == 1 && c.runs.size() == 1 && (op != array_op::acc || !alpha);
+      const bool one_rect = colmaj && rruns.size() == 1 && cruns.size() == 1 && (op != array_op::acc || !alpha);
       if (one_rect) {
         engine_.block().rect(to_rma(op), rank, off, r.count, c.count, tld, ops_.type,
-                             at(r.runs[0].first, c.runs[0].first), ld, [done] { done->fulfill_anonymous(1); });
+                             at(rruns[0].first, cruns[0].first), ld);
         continue;
       }
       // Packed: the piece as a contiguous r.count x c.count column-major block.
-      auto tmp = std::make_shared<std::vector<std::byte>>(std::size_t(r.count * c.count) * es);
-      auto each = [&, tmp](auto&& f) {
-        std::byte* q = tmp->data();
+      packed.resize(std::size_t(r.count * c.count) * es);
+      auto each = [&](auto&& f) {
+        std::byte* q = packed.data();
         for (std::int64_t k = 0; k < c.count; ++k)
-          for (auto [pos, len] : r.runs) {
+          for (auto [pos, len] : rruns) {
             f(q, at(pos, cpos[std::size_t(k)]), len);
             q += std::size_t(len) * es;
           }
       };
-      if (op != array_op::get) {
+      if (op != array_op::get)
         each([&](std::byte* q, std::byte* u, std::int64_t len) { ops_.copy(q, 1, u, rs, len, alpha); });
-        engine_.block().rect(to_rma(op), rank, off, r.count, c.count, tld, ops_.type, tmp->data(), r.count,
-                             [done, tmp] { done->fulfill_anonymous(1); });
-      } else {
-        // Unpacked at completion: copy the piece's geometry now.
-        auto runs = r.runs;
-        std::vector<std::int32_t> cols(cpos);
-        engine_.block().rect(to_rma(op), rank, off, r.count, c.count, tld, ops_.type, tmp->data(), r.count,
-                             [done, tmp, runs = std::move(runs), cols = std::move(cols), buf, rs, cs, es,
-                              copy = ops_.copy] {
-                               const std::byte* q = tmp->data();
-                               for (std::int32_t k : cols)
-                                 for (auto [pos, len] : runs) {
-                                   copy(buf + std::size_t(pos * rs + k * cs) * es, rs, q, 1, len, nullptr);
-                                   q += std::size_t(len) * es;
-                                 }
-                               done->fulfill_anonymous(1);
-                             });
-      }
+      engine_.block().rect(to_rma(op), rank, off, r.count, c.count, tld, ops_.type, packed.data(), r.count);
+      if (op == array_op::get)
+        each([&](std::byte* q, std::byte* u, std::int64_t len) { ops_.copy(u, rs, q, 1, len, nullptr); });
     }
   }
-  if (!done) return make_future();
-  return done->finalize();
+  return make_future();
 }
 
 void array_core::elements(array_op op, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
@@ -259,9 +254,8 @@ void array_core::elements(array_op op, std::span<const std::int64_t> rows, std::
       engine_.with_stripes(part, &l, 1, [&](std::int32_t, std::int32_t) { ops_.add(t, 1, v, 1, 1, alpha); });
     }
   }
-  promise<> done;
-  // Kept until every operation is complete: the combined values (the
-  // displacements are read when the operation is issued).
+  // The combined values per owner; gets are unpacked once all have arrived
+  // (each operation is locally complete when block().elements returns).
   std::vector<std::vector<std::byte>> bufs;
   std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> gathers;  // (k per value, buf index)
   for (int part = 0; part < dist_.parts(); ++part) {
@@ -292,12 +286,9 @@ void array_core::elements(array_op op, std::span<const std::int64_t> rows, std::
     }
     bufs.push_back(std::move(b));
     if (op == array_op::get) gathers.push_back({std::move(owners), bufs.size() - 1});
-    done.require_anonymous(1);
-    promise<>* pd = &done;
     engine_.block().elements(to_rma(op), engine_.world_of(part), assembly_engine::header_bytes, d,
-                             ops_.type, bufs.back().data(), [pd] { pd->fulfill_anonymous(1); });
+                             ops_.type, bufs.back().data());
   }
-  done.finalize().wait();
   for (auto& [owners, bi] : gathers) {
     const std::byte* q = bufs[bi].data();
     for (std::int64_t k : owners) {

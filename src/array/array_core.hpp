@@ -73,13 +73,20 @@ class array_core {
 
  private:
   // Piece of one axis owned by one part: a local range, and where its
-  // elements sit in the patch (runs of consecutive positions).
+  // elements sit in the patch (runs of consecutive positions). The lists
+  // are reused between calls (cleared, never freed), so a small transfer
+  // allocates nothing.
+  using run = std::pair<std::int64_t, std::int64_t>;  // (position in patch, length)
   struct axis_piece {
     int part;
     std::int64_t lstart, count;
-    std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // (position in patch, length)
   };
-  static void split(const axis& a, std::int64_t lo, std::int64_t hi, std::vector<axis_piece>& out);
+  struct axis_split {
+    std::vector<axis_piece> pieces;
+    std::vector<std::vector<run>> runs;  // runs[i]: piece i's runs
+    std::vector<int> slot;               // part -> index in pieces, or -1
+  };
+  static void split(const axis& a, std::int64_t lo, std::int64_t hi, axis_split& out);
   void check_patch(const patch& p, const std::byte* buf, std::int64_t ld, matrix_layout lay,
                    const char* what) const;
   // Node-local acc runs under the owner's stripe locks only when every

@@ -302,19 +302,18 @@ class shared_block {
   /// (j * ld + i) * size; the origin is column-major with leading dimension
   /// `origin_ld`. acc adds element-wise (MPI_Accumulate with MPI_SUM: atomic
   /// per element with respect to every other acc). Starts the transfer
-  /// (derived datatypes cached per shape) and waits for its local
-  /// completion (put/acc: the origin may be reused; get: the data has
-  /// arrived), then runs `done` before returning: internal continuations
-  /// only, never user callbacks. Complete at the target only after
-  /// flush(rank) or flush_all().
+  /// (derived datatypes cached per shape) and returns once it is locally
+  /// complete (put/acc: the origin may be reused; get: the data has
+  /// arrived). Complete at the target only after flush(rank) or
+  /// flush_all().
   enum class rma_op { put, get, acc };
   void rect(rma_op op, int rank, std::size_t offset, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-            scalar_type t, void* origin, std::int64_t origin_ld, completion done) const;
+            scalar_type t, void* origin, std::int64_t origin_ld) const;
   /// The same for a list of single elements at element displacements
   /// `disps` from `offset` (distinct: MPI forbids overlapping accumulate
   /// targets); the origin holds disps.size() contiguous elements.
   void elements(rma_op op, int rank, std::size_t offset, std::span<const std::int64_t> disps, scalar_type t,
-                void* origin, completion done) const;
+                void* origin) const;
   /// Atomic on the 64-bit integer at `offset` of `rank`'s slice: returns
   /// the old value and adds `v` (or replaces it by `v`), complete at the
   /// target on return (MPI_Fetch_and_op + flush).

@@ -68,7 +68,7 @@ MPI_Datatype section_type(const strided_plan& p, bool local_side) {
     key.push_back(std::int64_t(d.extent));
     key.push_back(local_side ? d.local_stride : d.remote_stride);
   }
-  return datatype_cache().get(std::move(key), [&] {
+  return datatype_cache().get(key, [&] {
     MPI_Datatype t;
     ACCRETE_MPI(MPI_Type_contiguous(int(p.run), MPI_BYTE, &t));
     // Innermost dimension (last in the plan) nests first so that the type

@@ -297,7 +297,8 @@ MPI_Datatype rect_type(scalar_type t, std::int64_t rows, std::int64_t cols, std:
     cols = 1;
     ld = rows;
   }
-  return datatype_cache().get({1, std::int64_t(t), rows, cols, ld}, [&] {
+  const std::int64_t key[] = {1, std::int64_t(t), rows, cols, ld};
+  return datatype_cache().get(key, [&] {
     MPI_Datatype d;
     if (cols == 1)
       ACCRETE_MPI(MPI_Type_contiguous(int(rows), mpi_type(t), &d));
@@ -322,25 +323,19 @@ void issue(shared_block::rma_op op, void* o, int count, MPI_Datatype ot, int ran
   }
 }
 
-// Local completion now, then `done` at once. Why not MPI_Rget and friends:
-// with MPICH 4.0 (ch4:ucx, MPI_Win_allocate) an MPI_Rget request completed
-// before its data had arrived in our tests. Why not defer `done` to the
-// next progress: the operation is complete already, and the trip through
-// progress doubled a small get's latency (array_rma, 1x1 over MPI: 0.55
-// against plain MPI's 0.27 us) and, oversubscribed, let the wait yield the
-// core (9.3 against 4.9 us at P = 4).
-void complete_locally(int rank, MPI_Win w, const completion& done) {
-  ACCRETE_MPI(MPI_Win_flush_local(rank, w));
-  done();
-}
+// Waits for local completion before returning. Why not MPI_Rget and
+// friends: with MPICH 4.0 (ch4:ucx, MPI_Win_allocate) an MPI_Rget request
+// completed before its data had arrived in our tests. Why not defer the
+// completion to the next progress: the trip through progress doubled a
+// small get's latency (array_rma, 1x1 over MPI: 0.55 against plain MPI's
+// 0.27 us) and, oversubscribed, let the wait yield the core (9.3 against
+// 4.9 us at P = 4).
+void complete_locally(int rank, MPI_Win w) { ACCRETE_MPI(MPI_Win_flush_local(rank, w)); }
 }  // namespace
 
 void shared_block::rect(rma_op op, int rank, std::size_t offset, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                        scalar_type t, void* origin, std::int64_t origin_ld, completion done) const {
-  if (rows <= 0 || cols <= 0) {
-    done();
-    return;
-  }
+                        scalar_type t, void* origin, std::int64_t origin_ld) const {
+  if (rows <= 0 || cols <= 0) return;
   if (rows > std::int64_t(INT_MAX))
     throw error("accrete::shared_block::rect: " + std::to_string(rows) + " rows exceed one MPI operation");
   const std::size_t es = scalar_bytes(t);
@@ -354,16 +349,13 @@ void shared_block::rect(rma_op op, int rank, std::size_t offset, std::int64_t ro
     issue(op, o, 1, ot, rank, disp, tt, wins_->world);
   }
   wins_->issued(rank);
-  complete_locally(rank, wins_->world, done);
+  complete_locally(rank, wins_->world);
 }
 
 void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<const std::int64_t> disps,
-                            scalar_type t, void* origin, completion done) const {
+                            scalar_type t, void* origin) const {
   const std::size_t n = disps.size();
-  if (n == 0) {
-    done();
-    return;
-  }
+  if (n == 0) return;
   if (n > std::size_t(INT_MAX))
     throw error("accrete::shared_block::elements: " + std::to_string(n) + " elements exceed one MPI operation");
   const std::size_t es = scalar_bytes(t);
@@ -376,7 +368,7 @@ void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<c
   issue(op, origin, int(n), ot, rank, MPI_Aint(offset), tt, wins_->world);
   MPI_Type_free(&tt);
   wins_->issued(rank);
-  complete_locally(rank, wins_->world, done);
+  complete_locally(rank, wins_->world);
 }
 
 std::int64_t shared_block::fetch_op(int rank, std::size_t offset, std::int64_t v, bool replace) const {
