@@ -368,10 +368,14 @@ int main(int argc, char** argv) {
       std::printf("rounds mode: %d rounds per repetition, each ended by its own assembly; T and phases per round "
                   "(local_apply_ref and compute_only: one round)\n",
                   rounds);
-    if (stream_bw > 0)
+    if (stream_bw > 0 && phys_T > 0)
       std::printf("stream add (d += s, all %d processes at once): %.2f GB/s aggregate; physical bound = compute-only "
                   "%.4f s + 12 B x %.3g elements / that = %.4f s\n",
                   P, stream_bw / 1e9, compute_T, elems, phys_T);
+    else if (stream_bw > 0)
+      std::printf("stream add (d += s, all %d processes at once): %.2f GB/s aggregate; no physical bound "
+                  "(compute_only was not run; T/phys and its ratios print 0)\n",
+                  P, stream_bw / 1e9);
     else
       std::printf("simulated (SMPI): times are simulated seconds; no physical bound (memory contention is not "
                   "modelled); RSS is the whole simulation's\n");
