@@ -209,6 +209,9 @@ future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::
         each([&](std::byte* q, std::byte* u, std::int64_t len) { ops_.copy(u, rs, q, 1, len, nullptr); });
     }
   }
+  // Kept for the next small patch, but a large one's copy is not held for
+  // the life of the thread.
+  if (packed.capacity() > (std::size_t{1} << 20)) std::vector<std::byte>().swap(packed);
   return make_future();
 }
 
