@@ -60,8 +60,9 @@ constexpr std::size_t irregular_max_piece_bytes = 4096;
 // A section's committed type on one side (type_cache.hpp), a nest of
 // hvectors over a contiguous run.
 MPI_Datatype section_type(const strided_plan& p, bool local_side) {
-  std::vector<std::int64_t> key;
-  key.reserve(3 + 2 * p.dims.size());
+  // Reused: the cache looks up by span, so a hit allocates nothing.
+  ACCRETE_THREAD_LOCAL std::vector<std::int64_t> key;
+  key.clear();
   key.push_back(0);  // kind: byte sections
   key.push_back(std::int64_t(p.run));
   for (auto& d : p.dims) {
