@@ -6,7 +6,11 @@
 #   bench/scale/run_smpi.sh P [bench_hessian args...]
 #   BENCH=bench_dht bench/scale/run_smpi.sh P [bench_dht args...]
 #
-# Needs Debian's libsimgrid-dev (installed here when run as root).
+# Needs Debian's libsimgrid-dev (installed here when run as root), or a
+# SimGrid built by bench/scale/build_simgrid.sh: set SIMGRID_PREFIX to its
+# prefix (and BUILD_DIR to a directory of its own). Debian 12's SimGrid 3.32
+# spends most of a run at P >= 512 in its own bookkeeping (README.md,
+# "Session 18"); 4.1 does not.
 # Environment: BUILD_DIR (build/smpi), PER_NODE (24 processes per simulated
 # node, as on Edison), HOST_SPEED (19.2Gf: this machine's core, taken as
 # fast as an Edison core), PROBE_COST (1e-6 s per MPI_Iprobe/MPI_Test, see
@@ -18,7 +22,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 1 ] || { sed -n '2,13p' "$0"; exit 2; }
 np=$1; shift
-if ! command -v smpicxx >/dev/null; then
+if [ -n "${SIMGRID_PREFIX:-}" ]; then
+  [ -x "$SIMGRID_PREFIX/bin/smpicxx" ] || { echo "run_smpi.sh: no $SIMGRID_PREFIX/bin/smpicxx (bench/scale/build_simgrid.sh)" >&2; exit 1; }
+  export PATH="$SIMGRID_PREFIX/bin:$PATH" LD_LIBRARY_PATH="$SIMGRID_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+elif ! command -v smpicxx >/dev/null; then
   [ "$(id -u)" = 0 ] || { echo "run_smpi.sh: needs libsimgrid-dev (smpicxx, smpirun)" >&2; exit 1; }
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libsimgrid-dev simgrid >/dev/null
 fi
@@ -26,7 +33,7 @@ BUILD_DIR=${BUILD_DIR:-build/smpi}
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   gen=""; command -v ninja >/dev/null && gen="-G Ninja"
   cmake -S . -B "$BUILD_DIR" $gen -DCMAKE_BUILD_TYPE=Release -DACCRETE_SMPI=ON \
-    -DCMAKE_C_COMPILER=smpicc -DCMAKE_CXX_COMPILER=smpicxx >/dev/null
+    -DCMAKE_C_COMPILER="$(command -v smpicc)" -DCMAKE_CXX_COMPILER="$(command -v smpicxx)" >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >/dev/null
 bench=${BENCH:-bench_hessian}
