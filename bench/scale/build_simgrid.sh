@@ -16,6 +16,7 @@ python3 -m pip download --quiet --no-deps --no-binary :all: "simgrid==$version" 
 tar xzf "$work/simgrid-$version.tar.gz" -C "$work"
 cmake -S "$work/simgrid-$version" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" -Denable_smpi=ON -Denable_python=OFF -Denable_java=OFF \
-  -Denable_documentation=OFF -Denable_model-checking=OFF -Denable_fortran=OFF -Denable_ns3=OFF >/dev/null
-cmake --build "$work/build" -j "$(nproc)" --target install >/dev/null
+  -Denable_documentation=OFF -Denable_model-checking=OFF -Denable_fortran=OFF -Denable_ns3=OFF \
+  >"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
+cmake --build "$work/build" -j "$(nproc)" --target install >>"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
 echo "SimGrid $version installed in $prefix: SIMGRID_PREFIX=$prefix BUILD_DIR=build/smpi-$version bench/scale/run_smpi.sh P ..."
