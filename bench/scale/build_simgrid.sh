@@ -8,10 +8,12 @@
 # Needs cmake, ninja, g++ and Boost headers (libboost-dev; Debian's
 # libsimgrid-dev pulls it in). About 10 minutes on 2 cores.
 set -euo pipefail
-prefix=${1:-/opt/simgrid-4.1}
+prefix=$(realpath -m "${1:-/opt/simgrid-4.1}")
 version=${2:-4.1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# SimGrid's configure leaves a test program in the working directory.
+cd "$work"
 python3 -m pip download --quiet --no-deps --no-binary :all: "simgrid==$version" -d "$work"
 tar xzf "$work/simgrid-$version.tar.gz" -C "$work"
 cmake -S "$work/simgrid-$version" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \

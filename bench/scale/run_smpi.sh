@@ -20,7 +20,7 @@
 # SMPI_CFG (more --cfg=... options).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ $# -ge 1 ] || { sed -n '2,13p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
 np=$1; shift
 if [ -n "${SIMGRID_PREFIX:-}" ]; then
   [ -x "$SIMGRID_PREFIX/bin/smpicxx" ] || { echo "run_smpi.sh: no $SIMGRID_PREFIX/bin/smpicxx (bench/scale/build_simgrid.sh)" >&2; exit 1; }
