@@ -16,9 +16,10 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 python3 -m pip download --quiet --no-deps --no-binary :all: "simgrid==$version" -d "$work"
 tar xzf "$work/simgrid-$version.tar.gz" -C "$work"
-cmake -S "$work/simgrid-$version" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# SimGrid's output goes to a log, shown only when a step fails.
+logged() { "$@" >>"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }; }
+logged cmake -S "$work/simgrid-$version" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" -Denable_smpi=ON -Denable_python=OFF -Denable_java=OFF \
-  -Denable_documentation=OFF -Denable_model-checking=OFF -Denable_fortran=OFF -Denable_ns3=OFF \
-  >"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
-cmake --build "$work/build" -j "$(nproc)" --target install >>"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
+  -Denable_documentation=OFF -Denable_model-checking=OFF -Denable_fortran=OFF -Denable_ns3=OFF
+logged cmake --build "$work/build" -j "$(nproc)" --target install
 echo "SimGrid $version installed in $prefix: SIMGRID_PREFIX=$prefix BUILD_DIR=build/smpi-$version bench/scale/run_smpi.sh P ..."
