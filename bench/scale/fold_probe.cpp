@@ -1,0 +1,87 @@
+// What SMPI charges for the same compute burst when P simulated processes
+// are folded onto one host core (bench/scale/README.md, "Session 20").
+//
+// Every process repeats R times: add a fixed 16 KiB block into a private
+// 256 KiB array at a varying offset (a short, memory-bound burst like one
+// received packet's apply), then one MPI call (MPI_Iprobe, which SMPI
+// charges smpi/iprobe and which switches to the simulation kernel, which
+// runs other processes before this one resumes). The simulated time per
+// repetition, divided by what the same loop takes without the MPI call
+// (one long burst), says how much the fold inflates short bursts at this P.
+//
+//   smpirun -np P ... fold_probe [R]
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+constexpr std::size_t array_doubles = 32 * 1024;  // 256 KiB
+constexpr std::size_t block_doubles = 2 * 1024;   // 16 KiB
+
+// One burst; the offset walks the array so that consecutive bursts touch
+// different lines, as consecutive packets do.
+void burst(std::vector<double>& a, const std::vector<double>& b, std::size_t i) {
+  const std::size_t off = (i * block_doubles) % array_doubles;
+  for (std::size_t j = 0; j < block_doubles; ++j) a[off + j] += b[j];
+}
+
+double median_over_ranks(double v, MPI_Comm comm) {
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  std::vector<double> all(static_cast<std::size_t>(n));
+  MPI_Allgather(&v, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm);
+  std::sort(all.begin(), all.end());
+  return all[all.size() / 2];
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int me = 0, np = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  const long reps = argc > 1 ? std::atol(argv[1]) : 2000;
+  std::vector<double> a(array_doubles, 1.0), b(block_doubles, 0.5);
+  double check = 0;
+
+  // One long burst: R adds, no MPI call in between.
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  for (long i = 0; i < reps; ++i) burst(a, b, std::size_t(i));
+  const double long_burst = (MPI_Wtime() - t0) / double(reps);
+
+  // The same adds, one MPI call after each.
+  MPI_Barrier(MPI_COMM_WORLD);
+  t0 = MPI_Wtime();
+  for (long i = 0; i < reps; ++i) {
+    burst(a, b, std::size_t(i));
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  }
+  const double short_bursts = (MPI_Wtime() - t0) / double(reps);
+
+  // The MPI calls alone: what each call costs beyond smpi/iprobe.
+  MPI_Barrier(MPI_COMM_WORLD);
+  t0 = MPI_Wtime();
+  for (long i = 0; i < reps; ++i) {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  }
+  const double calls = (MPI_Wtime() - t0) / double(reps);
+  for (double x : a) check += x;
+
+  const double lb = median_over_ranks(long_burst, MPI_COMM_WORLD);
+  const double sb = median_over_ranks(short_bursts, MPI_COMM_WORLD);
+  const double ca = median_over_ranks(calls, MPI_COMM_WORLD);
+  double worst = 0;
+  MPI_Allreduce(&short_bursts, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (me == 0)
+    std::printf("fold_probe P=%d R=%ld: per burst, median over processes: long %.3f us, with an MPI call %.3f us "
+                "(worst process %.3f us), the MPI call alone %.3f us; checksum %.1f\n",
+                np, reps, lb * 1e6, sb * 1e6, worst * 1e6, ca * 1e6, check);
+  MPI_Finalize();
+  return 0;
+}
