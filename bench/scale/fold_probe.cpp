@@ -5,11 +5,12 @@
 // 256 KiB array at a varying offset (a short, memory-bound burst like one
 // received packet's apply), then one MPI call (MPI_Iprobe, which SMPI
 // charges smpi/iprobe and which switches to the simulation kernel, which
-// runs other processes before this one resumes). The simulated time per
-// repetition, divided by what the same loop takes without the MPI call
-// (one long burst), says how much the fold inflates short bursts at this P.
+// runs other processes before this one resumes), then the MPI call alone.
+// It prints the simulated time per repetition of each loop; (add + call)
+// minus (call alone), against the long burst's add, says how much the fold
+// inflates a short burst at this P. Exits 1 if the adds' sum is not exact.
 //
-//   smpirun -np P ... fold_probe [R]
+//   smpirun -np P ... fold_probe [R >= 1]
 #include <mpi.h>
 
 #include <algorithm>
@@ -44,6 +45,11 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   const long reps = argc > 1 ? std::atol(argv[1]) : 2000;
+  if (reps < 1) {
+    if (me == 0) std::fprintf(stderr, "fold_probe: R = %s, must be a positive count\n", argv[1]);
+    MPI_Finalize();
+    return 2;
+  }
   std::vector<double> a(array_doubles, 1.0), b(block_doubles, 0.5);
   double check = 0;
 
@@ -78,10 +84,15 @@ int main(int argc, char** argv) {
   const double ca = median_over_ranks(calls, MPI_COMM_WORLD);
   double worst = 0;
   MPI_Allreduce(&short_bursts, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  // Two loops of R adds of 0.5 into 2048 elements each, onto 1.0 everywhere:
+  // every partial sum is a multiple of 0.5 far below 2^53, so exact.
+  const double expected = double(array_doubles) + double(2 * reps) * double(block_doubles) * 0.5;
+  int bad = check != expected, any_bad = 0;
+  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (me == 0)
     std::printf("fold_probe P=%d R=%ld: per burst, median over processes: long %.3f us, with an MPI call %.3f us "
-                "(worst process %.3f us), the MPI call alone %.3f us; checksum %.1f\n",
-                np, reps, lb * 1e6, sb * 1e6, worst * 1e6, ca * 1e6, check);
+                "(worst process %.3f us), the MPI call alone %.3f us; checksum %s\n",
+                np, reps, lb * 1e6, sb * 1e6, worst * 1e6, ca * 1e6, any_bad ? "WRONG" : "exact");
   MPI_Finalize();
-  return 0;
+  return any_bad ? 1 : 0;
 }
