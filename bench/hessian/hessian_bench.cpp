@@ -28,6 +28,8 @@
 // init_options::progress_thread around each of its repetitions; MPI is
 // initialised with MPI_THREAD_MULTIPLE). "peak buf" is the largest
 // buffered + in-flight bytes of any process (assembly_stats::peak_buffered).
+// --coalesce BYTES, --buffer-cap BYTES: convergent_matrix_options'
+// coalesce_bytes and buffer_cap for the accrete implementations.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -178,7 +180,7 @@ int main(int argc, char** argv) {
   long long U = -1;
   int rounds = 0;
   int straggle = 1;
-  long long coalesce = 0;
+  long long coalesce = 0, buffer_cap = 0;
   bool baselines = true;
   for (int a = 1; a < argc; ++a) {
     std::string s = argv[a];
@@ -209,6 +211,8 @@ int main(int argc, char** argv) {
       straggle = std::stoi(val());
     else if (s == "--coalesce")
       coalesce = std::stoll(val());
+    else if (s == "--buffer-cap")
+      buffer_cap = std::stoll(val());
     else if (s == "--thread-ab")
       continue;
     else {
@@ -236,8 +240,8 @@ int main(int argc, char** argv) {
     std::function<sample()> run;
   };
   std::vector<impl> impls;
-  if (rounds < 0) {
-    if (rank_me() == 0) std::fprintf(stderr, "bench_hessian: --rounds must be positive\n");
+  if (rounds < 0 || coalesce < 0 || buffer_cap < 0) {
+    if (rank_me() == 0) std::fprintf(stderr, "bench_hessian: --rounds, --coalesce and --buffer-cap must be positive\n");
     return 2;
   }
   auto accrete_run = [&](update_strategy st, bool repro, bool atomic) {
@@ -246,6 +250,7 @@ int main(int argc, char** argv) {
     o.reproducible = repro;
     o.atomic_updates = atomic;
     if (coalesce > 0) o.coalesce_bytes = std::size_t(coalesce);
+    if (buffer_cap > 0) o.buffer_cap = std::size_t(buffer_cap);
     return [&, o] { return run_accrete(prm, grid, o, std::max(rounds, 1)); };
   };
   impls.push_back({"accrete_packets", accrete_run(update_strategy::packets, false, false)});

@@ -50,6 +50,9 @@ struct assembly_stats {
   std::uint64_t packets_received = 0;  // packets applied on behalf of remote origins
   std::uint64_t bytes_sent = 0;        // payload bytes sent to remote targets
   std::size_t peak_buffered = 0;       // highest buffered + in-flight bytes
+  /// Highest memory the coalescing buffers held (their capacity): at most
+  /// about buffer_cap plus the first packet of each part with data, whatever P.
+  std::size_t peak_reserved = 0;
   double t_bin = 0, t_move = 0, t_apply = 0, t_wait = 0;
 };
 

@@ -204,6 +204,7 @@ void bind_matrix(nb::module_& m, const char* name) {
              d["packets_received"] = s.packets_received;
              d["bytes_sent"] = s.bytes_sent;
              d["peak_buffered"] = s.peak_buffered;
+             d["peak_reserved"] = s.peak_reserved;
              d["t_bin"] = s.t_bin;
              d["t_move"] = s.t_move;
              d["t_apply"] = s.t_apply;

@@ -48,20 +48,30 @@ std::byte* assembly_engine::packet_slot(int part, std::size_t bytes) {
     outbox_.push_back({part, {}});
   }
   auto& box = outbox_[std::size_t(b)].bytes;
+  const std::size_t cap0 = box.capacity();
   if (box.empty()) {
     // Room for the active-message header and the engine id / round words,
     // and capacity for a whole coalesced message (bounded, for users who
     // coalesce gigabytes): a box grown by doubling copied its bytes ~9
-    // times on the way to 16 KiB.
-    box.reserve(am_header_bytes + message_prefix_bytes + bytes +
-                std::min<std::size_t>(shape_.coalesce_bytes, std::size_t{1} << 20));
+    // times on the way to 16 KiB. But at most an even share of buffer_cap
+    // per part: with data for every part, P boxes of a whole coalescing
+    // buffer each would hold P x coalesce_bytes of capacity that buffer_cap
+    // (which counts bytes, not capacity) does not see -- 17 MiB per process
+    // at P = 1024, 1.7 GB at P = 100,000. Below the share a box grows by
+    // doubling from its first packet.
+    const std::size_t first = am_header_bytes + message_prefix_bytes + bytes;
+    const std::size_t whole = first + std::min<std::size_t>(shape_.coalesce_bytes, std::size_t{1} << 20);
+    const std::size_t share = shape_.buffer_cap / box_of_.size();
+    box.reserve(std::max(first, std::min(whole, share)));
     box.resize(am_header_bytes + message_prefix_bytes);
     buffered_ += box.size();
   }
   std::size_t at = box.size();
   box.resize(at + bytes);
   buffered_ += bytes;
+  reserved_ += box.capacity() - cap0;
   stats_.peak_buffered = std::max(stats_.peak_buffered, buffered_ + am_inflight_bytes());
+  stats_.peak_reserved = std::max(stats_.peak_reserved, reserved_);
   return box.data() + at;
 }
 
@@ -69,6 +79,7 @@ void assembly_engine::flush_target(int part) {
   const std::int32_t b = box_of_[std::size_t(part)];
   if (b < 0) return;
   auto& box = outbox_[std::size_t(b)].bytes;
+  const std::size_t cap = box.capacity();
   if (!box.empty()) {
     // Every packet of a box is of one round: commit flushes all boxes
     // before it moves round_ on, under the same lock.
@@ -87,6 +98,7 @@ void assembly_engine::flush_target(int part) {
     ++stats_.messages_sent;
     ++sent_;
   }
+  reserved_ -= cap;
   // The part has no buffer now: the last one takes its place.
   if (std::size_t(b) + 1 != outbox_.size()) {
     outbox_[std::size_t(b)] = std::move(outbox_.back());
@@ -182,6 +194,7 @@ void alltoall_exchange::close_round(assembly_engine& e) {
   }
   e.outbox_.clear();
   e.buffered_ = 0;
+  e.reserved_ = 0;
 }
 
 void alltoall_exchange::deliver(assembly_engine& e, double start) {

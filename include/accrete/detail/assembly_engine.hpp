@@ -261,6 +261,7 @@ class assembly_engine {
   std::vector<outbox> outbox_;
   std::vector<std::int32_t> box_of_;
   std::atomic<std::size_t> buffered_{0};        // bytes in outboxes (read without the lock)
+  std::size_t reserved_ = 0;                    // capacity of the outboxes (lock held)
   std::uint64_t sent_ = 0;                      // messages sent this round
   std::uint64_t received_ = 0;                  // messages of round open_ applied
   std::uint64_t updates_since_commit_ = 0;

@@ -29,7 +29,9 @@ struct convergent_matrix_options {
   update_strategy strategy = update_strategy::packets;
   /// Bytes of update data a process may hold buffered or in flight (packets
   /// strategy). When reached, update() makes progress and waits. Packets
-  /// larger than half of it are split. At least 1 KiB.
+  /// larger than half of it are split. At least 1 KiB. It also bounds the
+  /// coalescing buffers' memory: each part's buffer reserves at most an
+  /// even share of it beyond its first packet (assembly_stats::peak_reserved).
   std::size_t buffer_cap = std::size_t{64} << 20;
   /// A remote target's coalescing buffer is sent once it holds this much.
   /// 16 KiB (256 KiB before 2026-11): the data leaves while the process
