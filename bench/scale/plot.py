@@ -27,11 +27,11 @@ for folder in sys.argv[1:]:
         # Weak scaling of a fixed number of blocking finds per process: the
         # time of the phase is proportional to 1 / (finds per second).
         keys = [(x["table"], x["value_bytes"]) for x in first["results"]]
+        sizes = sorted({k[1] for k in keys})
         for table, vb in keys:
             r = [next(x["finds_per_s"] for x in runs[p]["results"] if (x["table"], x["value_bytes"]) == (table, vb))
                  for p in ps]
             # Colour by value size, line style by table.
-            sizes = sorted({k[1] for k in keys})
             look = dict(ls={"mpi": "-", "rpc": "--", "lz": ":"}.get(table, "-."), color=f"C{sizes.index(vb)}",
                         marker="o", label=f"{table} {vb} B")
             ax.plot(ps, r, **look)
