@@ -70,18 +70,19 @@ double torn_probe(bool atomic) {
     int go = 0;
     MPI_Recv(&go, 1, MPI_INT, 1, 77, world().mpi_comm(), MPI_STATUS_IGNORE);
     // Without atomicity the peer applies column 1 and retries column 0:
-    // poll until it shows (the test's timeout catches a hang). Our brief
+    // poll until it shows (60 s at most, far beyond any scheduling delay:
+    // then it is lost, and the caller's check fails). Our brief
     // hold of column 1's stripe to read it may make the peer find both
     // busy; it must then retry both, not wait behind column 0 (it did
     // once, and this test failed in CI under load). With it the
     // peer waits for column 0 before applying anything: column 1 must stay
     // 0 however long we look (2 s here, while the peer spins).
-    const double t0 = seconds();
+    const double t0 = seconds(), look = atomic ? 2.0 : 60.0;
     for (;;) {
       hook::lock(A, 1);
       seen = A.local()[1 * A.lld() + 0];
       hook::unlock(A, 1);
-      if (seen != 0 || seconds() - t0 > 2.0) break;
+      if (seen != 0 || seconds() - t0 > look) break;
       std::this_thread::yield();
     }
     EXPECT_EQ(A.local()[0], 0.0);  // column 0: ours, locked
