@@ -70,8 +70,9 @@ double torn_probe(bool atomic) {
     int go = 0;
     MPI_Recv(&go, 1, MPI_INT, 1, 77, world().mpi_comm(), MPI_STATUS_IGNORE);
     // Without atomicity the peer applies column 1 and retries column 0:
-    // poll until it shows (60 s at most, far beyond any scheduling delay:
-    // then it is lost, and the caller's check fails). Our brief
+    // poll until it shows (60 s at most, far beyond any scheduling delay;
+    // unseen by then, the peer waits behind column 0 as if atomic, and the
+    // caller's check fails). Our brief
     // hold of column 1's stripe to read it may make the peer find both
     // busy; it must then retry both, not wait behind column 0 (it did
     // once, and this test failed in CI under load). With it the
