@@ -2,6 +2,7 @@
 // messages waiting for a dist_object that is not constructed yet.
 // (dist_next_key(), which caches ids on a team's communicator, is in
 // src/backend/mpi/team.cpp.)
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -105,6 +106,10 @@ struct rpc_state {
   std::unordered_map<dist_key, void*, key_hash> objects;
   std::unordered_map<dist_key, std::vector<parked_msg>, key_hash> parked;
   std::size_t parked_count = 0;
+  // Per team id: objects constructed here so far (their numbers are below
+  // it), so that an RPC naming one that no longer exists is told apart from
+  // one for an object not constructed yet.
+  std::unordered_map<std::uint64_t, std::uint64_t> made;
 };
 
 rpc_state& rs() {
@@ -147,6 +152,8 @@ void dist_add(const dist_key& k, void* obj) {
   if (!s.objects.emplace(k, obj).second)
     throw error("accrete::dist_object: id (team " + std::to_string(k.team) + ", object " + std::to_string(k.object) +
                 ") registered twice");
+  auto& made = s.made[k.team];
+  made = std::max(made, k.object + 1);
   auto it = s.parked.find(k);
   if (it == s.parked.end()) return;
   std::vector<parked_msg> msgs = std::move(it->second);
@@ -165,6 +172,14 @@ void* dist_find(const dist_key& k) noexcept {
 }
 
 void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::byte> payload) {
+  // Constructed here already, so destroyed: it will never come back, and
+  // parking the message would leave its sender waiting without a word.
+  if (auto it = rs().made.find(k.team); it != rs().made.end() && k.object < it->second)
+    throw error("accrete::dist_object: an RPC from rank " + std::to_string(source) + " (a fetch or an rpc with a "
+                "dist_object argument) names dist_object " + std::to_string(k.object) + " of team " +
+                std::to_string(k.team) + ", which rank " + std::to_string(world_rank()) +
+                " has destroyed already; destroy a dist_object only after every RPC for it has run (e.g. after a "
+                "barrier that follows its last use)");
   parked_msg m{h, source, std::vector<std::byte>(am_header_bytes + payload.size())};
   if (!payload.empty()) std::memcpy(m.message.data() + am_header_bytes, payload.data(), payload.size());
   rs().parked[k].push_back(std::move(m));
@@ -172,5 +187,13 @@ void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::
 }
 
 std::size_t rpc_parked() noexcept { return rs().parked_count; }
+
+void dist_registry_clear() noexcept {
+  auto& s = rs();
+  s.objects.clear();
+  s.parked.clear();
+  s.parked_count = 0;
+  s.made.clear();
+}
 
 }  // namespace accrete::detail

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "accrete/detail/backend.hpp"
+#include "accrete/detail/rpc_runtime.hpp"
 #include "accrete/progress.hpp"
 
 namespace accrete {
@@ -27,6 +28,7 @@ void finalize() {
   detail::team_finalize();
   detail::segment_finalize();
   detail::backend_finalize();
+  detail::dist_registry_clear();
 }
 
 bool initialized() noexcept { return detail::runtime_up(); }

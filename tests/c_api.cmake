@@ -16,6 +16,10 @@ foreach(np 1 2 3 4)
 endforeach()
 set(_c_api_env ACCRETE_NODE_SIZE=1)
 accrete_add_c_api_run(c_api_test.np3.node1 3)
+# The production layout: nodes of 2 (node-local and remote peers at once).
+set(_c_api_env ACCRETE_NODE_SIZE=2)
+accrete_add_c_api_run(c_api_test.np3.node2 3)
+accrete_add_c_api_run(c_api_test.np5.node2 5)
 set(_c_api_env "")
 accrete_add_c_api_run(c_api_test.np2.user_mpi 2 --user-mpi)
 
@@ -26,3 +30,16 @@ add_test(NAME c_header_is_c99
 add_test(NAME c_header_is_cxx
   COMMAND ${CMAKE_CXX_COMPILER} -std=c++20 -pedantic-errors -Wall -Wextra -Werror -fsyntax-only
           -I${PROJECT_SOURCE_DIR}/include -x c++ ${PROJECT_SOURCE_DIR}/include/accrete/c/accrete.h)
+
+# Collective C calls that one process rejects or gives other arguments:
+# every process returns an error, none waits forever; an array's queries
+# after accrete_finalize report ACCRETE_ERR_STATE (tests/c_api/c_agree_test.c).
+add_executable(c_agree_test c_api/c_agree_test.c)
+target_link_libraries(c_agree_test PRIVATE accrete::accrete MPI::MPI_C)
+set_target_properties(c_agree_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)
+foreach(np 2 3)
+  add_test(NAME c_agree_test.np${np} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
+           ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:c_agree_test>)
+  set_tests_properties(c_agree_test.np${np} PROPERTIES TIMEOUT 120 ENVIRONMENT "${ACCRETE_MPI_ENV}" PROCESSORS ${np}
+                       LABELS sanitize)
+endforeach()

@@ -102,3 +102,33 @@ TEST(DistObject, OnTeams) {
   EXPECT_FALSE(a.key() == c.key());
   barrier();
 }
+
+TEST(DistObject, FetchOfADestroyedInstanceSaysWhy) {
+  // Rank 1 destroys its instance, then rank 0 fetches it. The fetch can
+  // never be served; rank 1's progress reports it, naming the object and
+  // the sender (it once parked the request forever, and the fetch hung).
+  if (rank_n() < 2) GTEST_SKIP() << "needs two processes";
+  auto* d = new dist_object<int>(rank_me());
+  barrier();
+  if (rank_me() == 1) {
+    delete d;
+    d = nullptr;
+  }
+  barrier();
+  if (rank_me() == 0) (void)d->fetch(1);  // abandoned: it cannot complete
+  if (rank_me() == 1) {
+    std::string msg;
+    const double until = MPI_Wtime() + 20;
+    while (msg.empty() && MPI_Wtime() < until) {
+      try {
+        progress();
+      } catch (const error& e) {
+        msg = e.what();
+      }
+    }
+    EXPECT_NE(msg.find("destroyed already"), std::string::npos) << "progress said: '" << msg << "'";
+    EXPECT_NE(msg.find("from rank 0"), std::string::npos) << msg;
+  }
+  barrier();
+  delete d;
+}

@@ -24,3 +24,22 @@ foreach(ns 0 1)
   # Needs ~7 GB of memory; run it alone.
   set_tests_properties(big_transfer_test.np2.node${ns} PROPERTIES TIMEOUT 600 ENVIRONMENT "${env}" RUN_SERIAL TRUE)
 endforeach()
+
+# Objects that outlive finalize() under a second init() (tests/reinit_test.cpp):
+# using one throws, destroying one leaves the new runtime alone. The real
+# node and every process its own node.
+add_executable(reinit_test reinit_test.cpp)
+target_link_libraries(reinit_test PRIVATE accrete::accrete)
+foreach(ns 0 1)
+  foreach(np 2 3)
+    set(_name reinit_test.np${np})
+    set(_env ${ACCRETE_MPI_ENV})
+    if(ns EQUAL 1)
+      set(_name ${_name}.node1)
+      list(APPEND _env ACCRETE_NODE_SIZE=1)
+    endif()
+    add_test(NAME ${_name} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${ACCRETE_MPIEXEC_PREFLAGS}
+             $<TARGET_FILE:reinit_test>)
+    set_tests_properties(${_name} PROPERTIES TIMEOUT 120 ENVIRONMENT "${_env}" PROCESSORS ${np} LABELS sanitize)
+  endforeach()
+endforeach()

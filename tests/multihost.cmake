@@ -22,6 +22,23 @@ set(_mh_ppn 1 2)
 if(ACCRETE_MPI_FLAVOR STREQUAL "mpich")
   set(_mh_ppn 1)
 endif()
+# The data structures in the production layout (several processes on each of
+# several real nodes) under Open MPI: every element type and option over
+# TCP between hosts plus shared memory within each.
+set(_mh_data_programs dist_array_test edges_test agreement_test cm_atomic_test cm_merge_test cm_rounds_test
+    c_api_test reinit_test)
+if(TARGET cm_complex_test)
+  list(APPEND _mh_data_programs cm_complex_test)
+endif()
+if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
+  foreach(prog ${_mh_data_programs})
+    set(tname multihost.${prog}.2x2)
+    add_test(NAME ${tname}
+      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh ${ACCRETE_MPI_FLAVOR} 2 2 $<TARGET_FILE:${prog}>)
+    set_tests_properties(${tname} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 PROCESSORS 4
+      ENVIRONMENT "ACCRETE_TEST_PPN=2" LABELS multihost)
+  endforeach()
+endif()
 foreach(prog ${_mh_programs})
   set(args "")
   set(env "")

@@ -47,8 +47,12 @@
 // Large counts are split into pieces MPI accepts (int counts).
 //
 // Errors: a root outside the team throws std::out_of_range; MPI errors throw
-// accrete::error. Thread-safety: call from the thread that drives the
-// runtime.
+// accrete::error. The arguments are not compared between members (these
+// are hot paths); with ACCRETE_COLLECTIVE_TIMEOUT set, a collective still
+// incomplete after that many seconds ends the job naming the call and the
+// members that never entered it (docs/semantics.md, "Collective calls:
+// agreement and the timeout"). Thread-safety: call from the thread that
+// drives the runtime.
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
 #ifndef ACCRETE_PUBLIC_INCLUDE
 #define ACCRETE_PUBLIC_INCLUDE

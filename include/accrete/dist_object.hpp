@@ -18,8 +18,12 @@
 // serializable).
 //
 // Lifetime: an instance must stay alive while RPCs for it may still arrive
-// (typically: destroy after a barrier), the team must outlive it, and all
-// dist_objects must be destroyed before finalize(). Not copyable, not movable.
+// (typically: destroy after a barrier); an RPC that arrives for an instance
+// its target has destroyed throws accrete::error on the target, from the
+// progress call that received it, naming the object and the sender. The
+// team must outlive it, and all dist_objects should be destroyed before
+// finalize() (one that outlives it is forgotten by the runtime). Not
+// copyable, not movable.
 //
 // Thread-safety: call from the thread that drives the runtime.
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
@@ -65,7 +69,11 @@ class dist_object {
   }
   dist_object(const dist_object&) = delete;
   dist_object& operator=(const dist_object&) = delete;
-  ~dist_object() { detail::dist_remove(key_); }
+  /// Under a runtime other than the one it was made in (after finalize,
+  /// maybe init again) this only frees the value.
+  ~dist_object() {
+    if (generation_ == detail::runtime_generation()) detail::dist_remove(key_);
+  }
 
   T& operator*() noexcept { return value_; }
   const T& operator*() const noexcept { return value_; }
@@ -89,6 +97,7 @@ class dist_object {
  private:
   const team* team_;
   detail::dist_key key_;
+  std::uint64_t generation_ = detail::runtime_generation();
   T value_;
 };
 

@@ -7,10 +7,15 @@ namespace accrete {
 
 /// Options for init(). Unset values come from the environment
 /// (ACCRETE_SEGMENT_SIZE, ACCRETE_NODE_SIZE, ACCRETE_VERBOSE,
-/// ACCRETE_PROGRESS_THREAD) or defaults.
+/// ACCRETE_PROGRESS_THREAD) or defaults. Every ACCRETE_* variable follows
+/// one grammar (docs/semantics.md, "Environment variables"): unset or empty
+/// means the default, anything malformed throws accrete::error naming the
+/// variable, at init().
 struct init_options {
   /// Bytes of shared segment per process (default 256 MiB; the environment
-  /// variable accepts suffixes K, M, G).
+  /// variable accepts suffixes K, M, G, T). Segments of all the processes
+  /// of a node must fit in its shared memory (/dev/shm) and RAM, or init()
+  /// throws naming where the size came from.
   std::optional<std::size_t> segment_size;
   /// Group processes into pretend nodes of this many consecutive ranks of a
   /// real node (1 = every process its own node), to exercise inter-node paths
@@ -37,6 +42,10 @@ void init(const init_options& opts = {});
 
 /// Collective. Waits for outstanding operations, releases windows and
 /// communicators, and finalises MPI only if init() initialised it.
+/// Objects still alive (matrices, arrays, counters, dist_objects) belong to
+/// the finalized runtime: afterwards, also under a later init(), using one
+/// throws accrete::not_initialized and destroying one frees only its own
+/// memory.
 void finalize();
 
 /// True between init() and finalize().

@@ -1,10 +1,14 @@
 #pragma once
 // Teams: ordered sets of processes with their own MPI communicator.
+#include <cstdint>
 #include <vector>
 
 #include <mpi.h>
 
 namespace accrete {
+namespace detail {
+struct team_access;  // src/backend/mpi/team.cpp
+}
 
 /// An ordered subset of the world's processes. Each team holds a private MPI
 /// communicator (never the user's), which `mpi_comm()` exposes so the user
@@ -38,10 +42,16 @@ class team {
   team(MPI_Comm comm, bool owned);
 
  private:
+  friend struct detail::team_access;
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owned_ = false;
   int rank_ = -1;
   std::vector<int> world_ranks_;
+  // The same on every member: names the team in ACCRETE_COLLECTIVE_TIMEOUT's
+  // diagnosis (a hash of its parent's key, the split's color and the
+  // parent's split count).
+  std::uint64_t key_ = 0;
+  mutable std::uint64_t splits_ = 0;
 };
 
 /// All processes (a private duplicate of MPI_COMM_WORLD).

@@ -13,12 +13,18 @@
 
 #include <complex>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "accrete/accrete.hpp"
+// The bindings take part in collective agreement like the C API does
+// (detail::construct_collectively, detail::agree).
+#define ACCRETE_INTERNAL_INCLUDE
+#include "accrete/detail/backend.hpp"
+#undef ACCRETE_INTERNAL_INCLUDE
 #include "accrete/array/counter.hpp"
 #include "accrete/array/dist_array.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
@@ -114,25 +120,30 @@ void bind_matrix(nb::module_& m, const char* name) {
              const std::string& strategy, std::size_t buffer_cap, bool reproducible, const std::string& merge,
              bool atomic_updates) {
             convergent_matrix_options o;
-            o.reproducible = reproducible;
-            o.atomic_updates = atomic_updates;
-            if (merge == "sum")
-              o.merge = merge_op::sum;
-            else if (merge == "max")
-              o.merge = merge_op::max;
-            else if (merge == "min")
-              o.merge = merge_op::min;
-            else
-              throw std::invalid_argument("ConvergentMatrix: merge '" + merge + "' is not 'sum', 'max' or 'min'");
-            if (strategy == "packets")
-              o.strategy = update_strategy::packets;
-            else if (strategy == "alltoall")
-              o.strategy = update_strategy::alltoall;
-            else
-              throw std::invalid_argument("ConvergentMatrix: strategy '" + strategy +
-                                          "' is neither 'packets' nor 'alltoall'");
-            o.buffer_cap = buffer_cap;
-            new (self) M(rows, cols, g, mb, nb_, o);
+            detail::construct_collectively(
+                "ConvergentMatrix",
+                [&] {
+                  o.reproducible = reproducible;
+                  o.atomic_updates = atomic_updates;
+                  if (merge == "sum")
+                    o.merge = merge_op::sum;
+                  else if (merge == "max")
+                    o.merge = merge_op::max;
+                  else if (merge == "min")
+                    o.merge = merge_op::min;
+                  else
+                    throw std::invalid_argument("ConvergentMatrix: merge '" + merge +
+                                                "' is not 'sum', 'max' or 'min'");
+                  if (strategy == "packets")
+                    o.strategy = update_strategy::packets;
+                  else if (strategy == "alltoall")
+                    o.strategy = update_strategy::alltoall;
+                  else
+                    throw std::invalid_argument("ConvergentMatrix: strategy '" + strategy +
+                                                "' is neither 'packets' nor 'alltoall'");
+                  o.buffer_cap = buffer_cap;
+                },
+                [&] { new (self) M(rows, cols, g, mb, nb_, o); });
           },
           "m"_a, "n"_a, "grid"_a, "mb"_a, "nb"_a, "strategy"_a, "buffer_cap"_a, "reproducible"_a, "merge"_a,
           "atomic_updates"_a)
@@ -259,24 +270,30 @@ void bind_array(nb::module_& m, const char* name) {
           "__init__",
           [](A* self, const std::string& kind, std::int64_t rows, std::int64_t cols, int pr, int pc, std::int64_t mb,
              std::int64_t nb_, std::vector<std::int64_t> row_bounds, std::vector<std::int64_t> col_bounds) {
-            if ((pr == 0) != (pc == 0))
-              throw std::invalid_argument("DistArray: grid (" + std::to_string(pr) + ", " + std::to_string(pc) +
-                                          ") must give both dimensions or neither");
-            if (pr == 0) {
-              const process_grid g(world().mpi_comm());
-              pr = g.rows(), pc = g.cols();
-            }
-            if (kind == "block")
-              new (self) A(distribution::block(rows, cols, pr, pc));
-            else if (kind == "block_cyclic")
-              new (self) A(distribution::block_cyclic(block_cyclic(rows, cols, mb, nb_, pr, pc)));
-            else if (kind == "element_cyclic")
-              new (self) A(distribution::element_cyclic(rows, cols, pr, pc));
-            else if (kind == "irregular")
-              new (self) A(distribution::irregular(std::move(row_bounds), std::move(col_bounds)));
-            else
-              throw std::invalid_argument("DistArray: distribution '" + kind +
-                                          "' is not block, irregular, block_cyclic or element_cyclic");
+            std::optional<distribution> d;
+            detail::construct_collectively(
+                "DistArray",
+                [&] {
+                  if ((pr == 0) != (pc == 0))
+                    throw std::invalid_argument("DistArray: grid (" + std::to_string(pr) + ", " +
+                                                std::to_string(pc) + ") must give both dimensions or neither");
+                  if (pr == 0) {
+                    const process_grid g(world().mpi_comm());
+                    pr = g.rows(), pc = g.cols();
+                  }
+                  if (kind == "block")
+                    d = distribution::block(rows, cols, pr, pc);
+                  else if (kind == "block_cyclic")
+                    d = distribution::block_cyclic(block_cyclic(rows, cols, mb, nb_, pr, pc));
+                  else if (kind == "element_cyclic")
+                    d = distribution::element_cyclic(rows, cols, pr, pc);
+                  else if (kind == "irregular")
+                    d = distribution::irregular(std::move(row_bounds), std::move(col_bounds));
+                  else
+                    throw std::invalid_argument("DistArray: distribution '" + kind +
+                                                "' is not block, irregular, block_cyclic or element_cyclic");
+                },
+                [&] { new (self) A(*d); });
           },
           "kind"_a, "rows"_a, "cols"_a, "pr"_a, "pc"_a, "mb"_a, "nb"_a, "row_bounds"_a, "col_bounds"_a)
       .def_prop_ro("shape", [](const A& a) { return std::make_tuple(a.rows(), a.cols()); })
@@ -403,6 +420,20 @@ NB_MODULE(_accrete, m) {
     accrete::barrier();
   });
   m.def("world_comm_f", [] { return MPI_Comm_c2f(world().mpi_comm()); });
+  // A process whose own checks failed before a collective constructor
+  // (accrete/__init__.py) takes part in the constructor's agreement, so
+  // that the others raise too instead of waiting; the caller then raises
+  // its own error.
+  m.def(
+      "reject",
+      [](const std::string& what, const std::string& message) {
+        try {
+          detail::agree(what.c_str(), std::make_exception_ptr(std::invalid_argument(message)),
+                        std::span<const detail::collective_arg>());
+        } catch (const std::invalid_argument&) {
+        }
+      },
+      "what"_a, "message"_a);
 
   // Matrices built on one Grid share its BLACS context (linalg needs that).
   nb::class_<process_grid>(m, "Grid")

@@ -403,3 +403,26 @@ def test_atomic_updates_snapshots_see_whole_updates():
     assert A.get(m - 1, 0) == 20 * P * (P + 1) / 2
     with pytest.raises(ValueError, match="atomic_updates"):
         accrete.ConvergentMatrix(4, 4, np.float64, atomic_updates=True, reproducible=True)
+
+
+@pytest.mark.skipif(P < 2, reason="needs two processes to disagree")
+def test_collective_arguments_that_differ_raise_everywhere():
+    # A dtype only the last process gets wrong: it raises its own TypeError,
+    # the others a RuntimeError naming its rank; none waits for the others.
+    odd = P - 1
+    with pytest.raises(TypeError if ME == odd else RuntimeError) as e:
+        accrete.DistArray(4, 4, dtype=np.float16 if ME == odd else np.float64)
+    if ME != odd:
+        assert f"rejected on rank {odd}" in str(e.value)
+    # Valid but different shapes: every process raises, naming the argument.
+    with pytest.raises(RuntimeError, match="cols = 40000 on rank"):
+        accrete.DistArray(4, 40000 if ME == odd else 4)
+    with pytest.raises((ValueError, RuntimeError), match="merge"):
+        accrete.ConvergentMatrix(8, 8, merge="avg" if ME == odd else "sum")
+    with pytest.raises(RuntimeError, match="initial = 3 on rank"):
+        accrete.Counter(3 if ME == odd else 0)
+    # Afterwards the same calls, agreed, work.
+    A = accrete.DistArray(4, 4)
+    A[0:4, 0:4] = 1.0
+    A.sync()
+    assert A.norm() == 4.0

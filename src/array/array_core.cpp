@@ -11,6 +11,7 @@
 #include "array/array_core.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -36,46 +37,76 @@ void no_packets(assembly_engine&, const packet_view&) {
   throw error("accrete::dist_array: received an assembly packet (dist_array sends none)");
 }
 
-assembly_shape shape_of(const distribution& d, std::size_t es) {
+// The engine's shape of the array, after every process agreed on the
+// distribution and its element type (a difference made puts land in the
+// wrong part, or hang) and every process accepted its own part.
+assembly_shape shape_of(const distribution& d, const elem_ops& ops) {
   const int np = world_size();
-  if (d.parts() != np)
-    throw std::invalid_argument("accrete::dist_array: the distribution's grid has " + str(d.parts()) +
-                                " parts (" + str(d.grid_rows()) + " x " + str(d.grid_cols()) + ") but there are " +
-                                str(np) + " processes");
+  const std::size_t es = ops.size;
   assembly_shape s;
-  s.name = "accrete::dist_array";
-  s.rows = d.rows();
-  s.cols = d.cols();
-  // Only the stripe width is read from the column map (dist_array never
-  // bins through the engine): the widest part's columns split into one
-  // contiguous stripe per lock, so an acc of c columns takes about
-  // c / width locks, not c (array_rma: acc 64x64 node-local was 1.6x plain
-  // MPI with one lock per column). Every process must compute the same
-  // width, hence the widest part, not its own.
-  std::int64_t widest = 1;
-  for (int part = 0; part < np; ++part) widest = std::max(widest, d.local_cols(part));
-  const std::int64_t width = (widest + assembly_engine::nlocks - 1) / assembly_engine::nlocks;
-  s.row_map = {1, d.grid_rows(), 0};
-  s.col_map = {width, d.grid_cols(), 0};
-  s.my_part = world_rank();
-  s.lrows = d.local_rows(s.my_part);
-  s.lcols = d.local_cols(s.my_part);
-  s.lld = std::max<std::int64_t>(1, s.lrows);
-  s.elem_size = es;
-  const auto limit = std::numeric_limits<std::size_t>::max();
-  if (s.lcols > 0 && std::size_t(s.lld) > (limit - assembly_engine::header_bytes) / es / std::size_t(s.lcols))
-    throw std::invalid_argument("accrete::dist_array: the local part (" + str(s.lld) + " x " + str(s.lcols) +
-                                ") is too large");
-  s.storage_bytes = assembly_engine::header_bytes + std::size_t(s.lld) * std::size_t(s.lcols) * es;
-  s.buffer_cap = std::size_t{1} << 20;
-  s.coalesce_bytes = std::size_t{64} << 10;
+  std::exception_ptr bad;
+  try {
+    if (d.parts() != np)
+      throw std::invalid_argument("accrete::dist_array: the distribution's grid has " + str(d.parts()) + " parts (" +
+                                  str(d.grid_rows()) + " x " + str(d.grid_cols()) + ") but there are " + str(np) +
+                                  " processes");
+    s.name = "accrete::dist_array";
+    s.rows = d.rows();
+    s.cols = d.cols();
+    // Only the stripe width is read from the column map (dist_array never
+    // bins through the engine): the widest part's columns split into one
+    // contiguous stripe per lock, so an acc of c columns takes about
+    // c / width locks, not c (array_rma: acc 64x64 node-local was 1.6x plain
+    // MPI with one lock per column). Every process must compute the same
+    // width, hence the widest part, not its own.
+    std::int64_t widest = 1;
+    for (int part = 0; part < np; ++part) widest = std::max(widest, d.local_cols(part));
+    const std::int64_t width = (widest + assembly_engine::nlocks - 1) / assembly_engine::nlocks;
+    s.row_map = {1, d.grid_rows(), 0};
+    s.col_map = {width, d.grid_cols(), 0};
+    s.my_part = world_rank();
+    s.lrows = d.local_rows(s.my_part);
+    s.lcols = d.local_cols(s.my_part);
+    s.lld = std::max<std::int64_t>(1, s.lrows);
+    s.elem_size = es;
+    // The stripe locks index local columns in 32 bits (a part without rows
+    // is never indexed).
+    if (s.lrows > 0 && s.lcols > INT32_MAX)
+      throw std::invalid_argument("accrete::dist_array: this process's part has " + str(s.lcols) +
+                                  " columns; a part holds at most 2^31-1 columns");
+    s.storage_bytes = assembly_engine::storage_bytes_for(s.lrows, s.lcols, s.lld, es);
+    if (s.storage_bytes == 0)
+      throw std::invalid_argument("accrete::dist_array: the local part (" + str(s.lrows) + " x " + str(s.lcols) +
+                                  " elements of " + str(std::int64_t(es)) + " bytes) does not fit in memory");
+    s.buffer_cap = std::size_t{1} << 20;
+    s.coalesce_bytes = std::size_t{64} << 10;
+  } catch (...) {
+    bad = std::current_exception();
+  }
+  const axis &ra = d.row_axis(), &ca = d.col_axis();
+  auto bounds_hash = [](const axis& a) {
+    return arg_hash(a.bounds().data(), a.bounds().size() * sizeof(std::int64_t));
+  };
+  agree("accrete::dist_array", bad,
+        {{"element type", std::int64_t(ops.type), &show_scalar_type},
+         {"rows", d.rows()},
+         {"cols", d.cols()},
+         {"distribution kind", std::int64_t(d.kind())},
+         {"grid rows", d.grid_rows()},
+         {"grid columns", d.grid_cols()},
+         {"row block", ra.block()},
+         {"column block", ca.block()},
+         {"source row", ra.src()},
+         {"source column", ca.src()},
+         {"row bounds", bounds_hash(ra), &show_hash},
+         {"column bounds", bounds_hash(ca), &show_hash}});
   return s;
 }
 
 }  // namespace
 
 array_core::array_core(const distribution& d, const elem_ops& ops)
-    : dist_(d), ops_(ops), engine_(shape_of(d, ops.size), &no_packets) {}
+    : dist_(d), ops_(ops), engine_(shape_of(d, ops), &no_packets) {}
 
 void array_core::split(const axis& a, std::int64_t lo, std::int64_t hi, axis_split& out) {
   out.pieces.clear();
@@ -141,7 +172,11 @@ future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::
   split(dist_.row_axis(), p.row_lo, p.row_hi, rsplit);
   split(dist_.col_axis(), p.col_lo, p.col_hi, csplit);
   const int pc = dist_.grid_cols();
-  ACCRETE_THREAD_LOCAL std::vector<std::int32_t> lcol, cpos;
+  // Local column indices are 32-bit (the engine's stripe locks; parts hold
+  // at most INT32_MAX columns, checked at construction), patch positions
+  // are not: a patch may span parts.
+  ACCRETE_THREAD_LOCAL std::vector<std::int32_t> lcol;
+  ACCRETE_THREAD_LOCAL std::vector<std::int64_t> cpos;
   ACCRETE_THREAD_LOCAL std::vector<std::byte> packed;
   auto at = [&](std::int64_t r, std::int64_t c) { return buf + std::size_t(r * rs + c * cs) * es; };
 
@@ -151,7 +186,7 @@ future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::
     // Local column -> its position in the patch.
     cpos.clear();
     for (auto [pos, len] : cruns)
-      for (std::int64_t k = 0; k < len; ++k) cpos.push_back(std::int32_t(pos + k));
+      for (std::int64_t k = 0; k < len; ++k) cpos.push_back(pos + k);
     for (std::size_t ri = 0; ri < rsplit.pieces.size(); ++ri) {
       const axis_piece& r = rsplit.pieces[ri];
       const auto& rruns = rsplit.runs[ri];
@@ -346,6 +381,7 @@ void array_core::release(bool updated, const char* what) {
 int array_core::my_part() const noexcept { return engine_.shape().my_part; }
 
 void array_core::file(const std::string& path, bool write, const char* what) {
+  enter(what, {{"path", arg_hash(path.data(), path.size()), &show_hash}});
   sync(what);
   const std::string name = std::string("dist_array::") + what;
   world_matrix_file_io({path, name.c_str(), ops_.type, dist_.rows(), dist_.cols(), my_row_runs(), my_col_runs(),

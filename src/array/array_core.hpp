@@ -4,11 +4,14 @@
 // patch and element-list data motion, and part access. The typed layer
 // (dist_array.cpp) supplies the element kernels.
 #include <array>
+#include <exception>
+#include <initializer_list>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "accrete/array/distribution.hpp"
@@ -38,6 +41,7 @@ class array_core {
   ~array_core() = default;
 
   const distribution& dist() const noexcept { return dist_; }
+  bool usable() const noexcept { return engine_.usable(); }
   std::int64_t local_rows() const noexcept { return engine_.shape().lrows; }
   std::int64_t local_cols() const noexcept { return engine_.shape().lcols; }
   std::int64_t lld() const noexcept { return engine_.shape().lld; }
@@ -70,6 +74,17 @@ class array_core {
 
   /// Throws std::invalid_argument unless `o` has the same distribution.
   void require_same(const array_core& o, const char* what) const;
+
+  /// The first step of a collective member (assembly_engine::enter).
+  template <class Check>
+  void enter(const char* what, std::initializer_list<collective_arg> args, Check&& check) const {
+    engine_.enter(what, args, std::forward<Check>(check));
+  }
+  void enter(const char* what, std::initializer_list<collective_arg> args = {}) const {
+    engine_.enter(what, args, [] {});
+  }
+  /// Same on every process (the arrays are numbered in construction order).
+  std::int64_t id() const noexcept { return engine_.id(); }
 
  private:
   // Piece of one axis owned by one part: a local range, and where its

@@ -8,7 +8,17 @@
 
 namespace accrete {
 
-counter::counter(std::int64_t initial) : block_((detail::require_initialized("accrete::counter"), 8)) {
+namespace {
+// The agreement comes before the block is allocated (every process, or
+// none, allocates).
+std::size_t agreed_bytes(std::int64_t initial) {
+  detail::require_initialized("accrete::counter");
+  detail::agree("accrete::counter", nullptr, {{"initial", initial}});
+  return 8;
+}
+}  // namespace
+
+counter::counter(std::int64_t initial) : block_(agreed_bytes(initial)), generation_(detail::runtime_generation()) {
   *reinterpret_cast<std::int64_t*>(block_.local()) = initial;
   block_.sync();
   barrier(world());
@@ -16,7 +26,7 @@ counter::counter(std::int64_t initial) : block_((detail::require_initialized("ac
 
 counter::~counter() {
   alive_ = false;
-  if (detail::runtime_up()) {
+  if (detail::runtime_up() && generation_ == detail::runtime_generation()) {
     try {
       barrier(world());  // nobody may still be adding
     } catch (...) {
@@ -28,6 +38,10 @@ void counter::require_usable(const char* what) const {
   if (!detail::runtime_up())
     throw not_initialized(std::string("accrete::counter::") + what +
                           ": the runtime is not initialized (or already finalized)");
+  if (generation_ != detail::runtime_generation())
+    throw not_initialized(std::string("accrete::counter::") + what +
+                          ": it was made under a runtime that has been finalized; objects do not carry over to a "
+                          "new init()");
   if (!alive_) throw error(std::string("accrete::counter::") + what + ": the counter has been destroyed");
 }
 
@@ -50,7 +64,13 @@ std::int64_t counter::fetch_add(std::int64_t n) {
 }
 
 void counter::reset(std::int64_t value) {
-  require_usable("reset");
+  std::exception_ptr bad;
+  try {
+    require_usable("reset");
+  } catch (...) {
+    bad = std::current_exception();
+  }
+  detail::agree("accrete::counter::reset", bad, {{"value", value}});
   barrier(world());
   if (detail::world_rank() == 0) {
     if (detail::world_on_one_node())

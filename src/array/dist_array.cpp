@@ -5,6 +5,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <optional>
 
 #include "accrete/collectives.hpp"
 #include "accrete/error.hpp"
@@ -88,7 +89,16 @@ dist_array<T>::dist_array(const distribution& d) {
 }
 
 template <class T>
-dist_array<T>::dist_array(std::int64_t rows, std::int64_t cols) : dist_array(default_block(rows, cols)) {}
+dist_array<T>::dist_array(std::int64_t rows, std::int64_t cols) {
+  std::optional<distribution> d;
+  try {
+    d = default_block(rows, cols);
+  } catch (...) {
+    // The others wait in the constructor's agreement: fail there too.
+    detail::agree("accrete::dist_array", std::current_exception());
+  }
+  core_ = std::make_unique<detail::array_core>(*d, detail::ops_of<T>());
+}
 
 template <class T>
 dist_array<T>::~dist_array() = default;
@@ -96,6 +106,10 @@ dist_array<T>::~dist_array() = default;
 template <class T>
 const distribution& dist_array<T>::dist() const noexcept {
   return core_->dist();
+}
+template <class T>
+bool dist_array<T>::usable() const noexcept {
+  return core_->usable();
 }
 template <class T>
 std::int64_t dist_array<T>::local_rows() const noexcept {
@@ -176,6 +190,7 @@ void dist_array<T>::sync() {
 // and last (as GA's), so no remote operation races with the local pass.
 template <class T>
 void dist_array<T>::fill(T value) {
+  core_->enter("fill", {detail::value_arg("value", value)});
   core_->sync("fill");
   T* a = reinterpret_cast<T*>(core_->local("fill"));
   detail::for_each_column(a, lld(), local_rows(), local_cols(), [&](T* c, std::int64_t n) {
@@ -189,6 +204,7 @@ void dist_array<T>::zero() {
 }
 template <class T>
 void dist_array<T>::scale(T alpha) {
+  core_->enter("scale", {detail::value_arg("alpha", alpha)});
   core_->sync("scale");
   T* a = reinterpret_cast<T*>(core_->local("scale"));
   detail::for_each_column(a, lld(), local_rows(), local_cols(), [&](T* c, std::int64_t n) {
@@ -198,55 +214,69 @@ void dist_array<T>::scale(T alpha) {
 }
 template <class T>
 void dist_array<T>::add(T alpha, const dist_array& x, T beta, const dist_array& y) {
-  core_->require_same(*x.core_, "add");
-  core_->require_same(*y.core_, "add");
-  core_->sync("add");
-  T* a = reinterpret_cast<T*>(core_->local("add"));
-  const T* xa = reinterpret_cast<const T*>(x.core_->local("add"));
-  const T* ya = reinterpret_cast<const T*>(y.core_->local("add"));
+  combine("add", alpha, x, beta, y);
+}
+template <class T>
+void dist_array<T>::combine(const char* what, T alpha, const dist_array& x, T beta, const dist_array& y) {
+  core_->enter(what,
+               {detail::value_arg("alpha", alpha),
+                detail::value_arg("beta", beta),
+                {"first array", x.core_->id()},
+                {"second array", y.core_->id()}},
+               [&] {
+                 core_->require_same(*x.core_, what);
+                 core_->require_same(*y.core_, what);
+               });
+  core_->sync(what);
+  T* a = reinterpret_cast<T*>(core_->local(what));
+  const T* xa = reinterpret_cast<const T*>(x.core_->local(what));
+  const T* ya = reinterpret_cast<const T*>(y.core_->local(what));
   for (std::int64_t j = 0; j < local_cols(); ++j)
     for (std::int64_t i = 0; i < local_rows(); ++i) {
       const std::int64_t e = j * lld() + i;
       a[e] = alpha * xa[e] + beta * ya[e];
     }
-  core_->sync("add");
+  core_->sync(what);
 }
 template <class T>
 void dist_array<T>::copy(const dist_array& src) {
-  add(T(1), src, T(0), src);
+  combine("copy", T(1), src, T(0), src);
 }
 template <class T>
 T dist_array<T>::dot(const dist_array& other) const {
-  core_->require_same(*other.core_, "dot");
+  core_->enter("dot", {{"other array", other.core_->id()}}, [&] { core_->require_same(*other.core_, "dot"); });
   core_->sync("dot");
   const T* a = reinterpret_cast<const T*>(core_->local("dot"));
   const T* b = reinterpret_cast<const T*>(other.core_->local("dot"));
   T s = T(0);
   for (std::int64_t j = 0; j < local_cols(); ++j)
     for (std::int64_t i = 0; i < local_rows(); ++i) s += a[j * lld() + i] * b[j * lld() + i];
-  detail::world_allreduce_sum(&s, 1, detail::element_type_of<T>());
+  detail::world_allreduce_sum(&s, 1, detail::element_type_of<T>(), "accrete::dist_array::dot");
   return s;
 }
 template <class T>
 double dist_array<T>::norm() const {
+  core_->enter("norm");
   core_->sync("norm");
   const T* a = reinterpret_cast<const T*>(core_->local("norm"));
   double s = 0;
   for (std::int64_t j = 0; j < local_cols(); ++j)
     for (std::int64_t i = 0; i < local_rows(); ++i) s += double(std::norm(a[j * lld() + i]));
-  detail::world_allreduce_sum(&s, 1, detail::scalar_type::f64);
+  detail::world_allreduce_sum(&s, 1, detail::scalar_type::f64, "accrete::dist_array::norm");
   return std::sqrt(s);
 }
 
 template <class T>
 void dist_array<T>::transpose_into(dist_array& dst) const {
-  if (&dst == this)
-    throw std::invalid_argument("accrete::dist_array::transpose_into: dst is the source array (use symmetrize or a "
-                                "second array)");
-  if (dst.rows() != cols() || dst.cols() != rows())
-    throw std::invalid_argument("accrete::dist_array::transpose_into: dst is " + std::to_string(dst.rows()) + " x " +
-                                std::to_string(dst.cols()) + " but the transpose is " + std::to_string(cols()) +
-                                " x " + std::to_string(rows()));
+  core_->enter("transpose_into", {{"dst", dst.core_->id()}}, [&] {
+    if (&dst == this)
+      throw std::invalid_argument("accrete::dist_array::transpose_into: dst is the source array (use symmetrize or a "
+                                  "second array)");
+    if (dst.rows() != cols() || dst.cols() != rows())
+      throw std::invalid_argument("accrete::dist_array::transpose_into: dst is " + std::to_string(dst.rows()) +
+                                  " x " + std::to_string(dst.cols()) + " but the transpose is " +
+                                  std::to_string(cols()) + " x " + std::to_string(rows()));
+  });
   core_->sync("transpose_into");
   dst.core_->sync("transpose_into");
   const T* a = reinterpret_cast<const T*>(core_->local("transpose_into"));
@@ -291,9 +321,11 @@ void dist_array<T>::transpose_into(dist_array& dst) const {
 
 template <class T>
 void dist_array<T>::symmetrize() {
-  if (rows() != cols())
-    throw std::invalid_argument("accrete::dist_array::symmetrize: the array is " + std::to_string(rows()) + " x " +
-                                std::to_string(cols()) + ", not square");
+  core_->enter("symmetrize", {}, [&] {
+    if (rows() != cols())
+      throw std::invalid_argument("accrete::dist_array::symmetrize: the array is " + std::to_string(rows()) + " x " +
+                                  std::to_string(cols()) + ", not square");
+  });
   dist_array t(dist());
   transpose_into(t);
   T* a = reinterpret_cast<T*>(core_->local("symmetrize"));

@@ -54,8 +54,9 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
   // Part -> world rank, and every part's leading dimension (origins write
   // into node peers' storage).
   // One collective: [w * 3 + 0] part, [+ 1] lld, [+ 2] storage bytes of rank w.
+  generation_ = runtime_generation();
   const std::int64_t mine[3] = {shape_.my_part, shape_.lld, std::int64_t(shape_.storage_bytes)};
-  const auto all = world_allgather(mine);
+  const auto all = world_allgather(mine, shape_.name);
   world_of_.assign(np, -1);
   for (int w = 0; w < np; ++w) {
     const std::int64_t p = all[3 * std::size_t(w)];
@@ -102,24 +103,43 @@ assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply
 assembly_engine::~assembly_engine() {
   alive_ = 0;
   active_ = false;
-  if (runtime_up()) {
+  // Made under a runtime that is gone (finalize, maybe init again): its
+  // windows and channel went with that runtime, and the channel number may
+  // now name one of the new runtime's. Only our own memory is freed.
+  if (runtime_up() && generation_ == runtime_generation()) {
     // Peers may still be applying our last packets into their parts or
     // reading ours; a barrier makes release of the windows safe.
     try {
       barrier(world());
     } catch (...) {
     }
+    close_channel(channel_);
   }
-  close_channel(channel_);
   std::lock_guard g(lock());
   registry().erase(id_);
+}
+
+bool assembly_engine::usable() const noexcept {
+  return runtime_up() && generation_ == runtime_generation() && alive_ == alive_magic;
 }
 
 void assembly_engine::require_usable(const char* what) const {
   if (!runtime_up())
     throw not_initialized(std::string(shape_.name) + "::" + what +
                           ": the runtime is not initialized (or already finalized)");
+  if (generation_ != runtime_generation())
+    throw not_initialized(std::string(shape_.name) + "::" + what +
+                          ": it was made under a runtime that has been finalized; objects do not carry over "
+                          "to a new init()");
   if (alive_ != alive_magic) throw error(std::string(shape_.name) + "::" + what + ": it has been destroyed");
+}
+
+void assembly_engine::agree_member(const char* what, std::exception_ptr bad,
+                                   std::initializer_list<collective_arg> args) const {
+  std::vector<collective_arg> all{{"object", std::int64_t(id_)}};
+  all.insert(all.end(), args.begin(), args.end());
+  const std::string name = std::string(shape_.name) + "::" + what;
+  agree(name.c_str(), bad, all);
 }
 
 std::byte* assembly_engine::local_bytes(const char* what) const {
@@ -197,7 +217,10 @@ void assembly_engine::reopen() {
 }
 
 void assembly_engine::check_timeout(double start, const char* what) {
-  static const double limit = env_seconds("ACCRETE_COMMIT_TIMEOUT").value_or(0.0);
+  // ACCRETE_COMMIT_TIMEOUT, else ACCRETE_COLLECTIVE_TIMEOUT (a commit is a
+  // collective): read once.
+  static const double commit_limit = env_seconds("ACCRETE_COMMIT_TIMEOUT").value_or(0.0);
+  const double limit = commit_limit > 0 ? commit_limit : collective_timeout();
   if (limit <= 0 || now() - start < limit) return;
   // Name the processes that have not entered this commit. Node peers'
   // epochs are read from shared memory; a remote peer that does not answer
@@ -215,9 +238,9 @@ void assembly_engine::check_timeout(double start, const char* what) {
   std::string who = missing;
   if (!silent.empty()) who += (who.empty() ? "" : "; ") + std::string("not answering (likely not in it): ") + silent;
   std::fprintf(stderr,
-               "accrete: convergent_matrix %s on rank %d timed out after %.1f s (ACCRETE_COMMIT_TIMEOUT); "
+               "accrete: convergent_matrix %s on rank %d timed out after %.1f s (%s); "
                "processes not in this commit: %s\n",
-               what, world_rank(), limit,
+               what, world_rank(), limit, commit_limit > 0 ? "ACCRETE_COMMIT_TIMEOUT" : "ACCRETE_COLLECTIVE_TIMEOUT",
                who.empty() ? "(none: every process entered it; messages are missing)" : who.c_str());
   std::fflush(stderr);
   world_abort(3);
@@ -292,15 +315,17 @@ void assembly_engine::reset() {
   if (in_commit_)
     throw error(std::string(shape_.name) + "::reset: called from a callback that a commit is running");
   // Updates not yet committed would race with the zeroing: refuse together.
-  const std::int64_t first = world_min(updates_since_commit_ ? world_rank() : INT_MAX);
+  const std::string what = std::string(shape_.name) + "::reset";
+  const std::int64_t first = world_min(updates_since_commit_ ? world_rank() : INT_MAX, what.c_str());
   if (first != INT_MAX)
     throw collective_misuse(std::string(shape_.name) + "::reset: rank " + std::to_string(first) +
                             " issued updates since its last commit started; reset() must come between a commit "
                             "and the next round's updates");
   std::byte* base = block_.local() + header_bytes;  // usable: checked on entry
   const std::size_t esize = shape_.elem_size;
-  for (std::int64_t c = 0; c < shape_.lcols; ++c)
-    std::memset(base + std::size_t(c) * std::size_t(shape_.lld) * esize, 0, std::size_t(shape_.lrows) * esize);
+  if (shape_.lrows > 0)
+    for (std::int64_t c = 0; c < shape_.lcols; ++c)
+      std::memset(base + std::size_t(c) * std::size_t(shape_.lld) * esize, 0, std::size_t(shape_.lrows) * esize);
   // No contribution of the next round existed anywhere (checked above);
   // peers may start one once they leave this barrier, after our zeroing.
   barrier(world());

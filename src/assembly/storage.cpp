@@ -58,11 +58,26 @@ void assembly_engine::unlock_stripe(int part, std::int64_t stripe) const noexcep
   stripe_word(block_.peer(world_of_[part]), stripe).store(0, std::memory_order_release);
 }
 
+std::size_t assembly_engine::storage_bytes_for(std::int64_t lrows, std::int64_t lcols, std::int64_t lld,
+                                               std::size_t elem_size) noexcept {
+  if (lrows < 0 || lcols < 0 || lld < 0) return 0;
+  std::size_t elems = 0, bytes = 0, total = 0;
+  if (lrows > 0 && lcols > 0 &&
+      __builtin_mul_overflow(std::size_t(lld), std::size_t(lcols), &elems))
+    return 0;
+  // Beyond 2^48 bytes no machine maps it; such a request is an error, not
+  // a wait for the allocator to fail.
+  if (__builtin_mul_overflow(elems, elem_size, &bytes) || __builtin_add_overflow(bytes, header_bytes, &total) ||
+      total > (std::size_t{1} << 48))
+    return 0;
+  return total;
+}
+
 void assembly_engine::snapshot(void* dst) const {
   const int me = shape_.my_part;
   // All stripes in ascending order, like an atomic update (kernels.hpp).
   for (std::int64_t s = 0; s < nlocks; ++s) lock_stripe(me, s);
-  std::memcpy(dst, storage(), std::size_t(shape_.lld) * std::size_t(shape_.lcols) * shape_.elem_size);
+  std::memcpy(dst, storage(), shape_.storage_bytes - header_bytes);
   for (std::int64_t s = 0; s < nlocks; ++s) unlock_stripe(me, s);
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -14,6 +15,7 @@
 #include "accrete/accrete.hpp"
 #include "accrete/array/counter.hpp"
 #include "accrete/array/dist_array.hpp"
+#include "accrete/detail/backend.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
 
 using namespace accrete;
@@ -109,6 +111,14 @@ process_grid make_grid(int pr, int pc, const char* fn) {
   return process_grid(world().mpi_comm(), pr, pc);
 }
 
+// The handle's object belongs to the runtime that is up (the calls that
+// need no communication check this explicitly).
+template <class X>
+void require_live(const X& x, const char* fn) {
+  if (!x.usable())
+    throw accrete::not_initialized(std::string(fn) + ": the array belongs to a runtime that has been finalized");
+}
+
 // Objects cannot be destroyed after finalize (their destructors are
 // collective and use MPI), so free then only reports it.
 template <class H>
@@ -140,10 +150,24 @@ void with_array_type(accrete_dtype t, const char* fn, F&& f) {
   throw std::invalid_argument(std::string(fn) + ": dtype = " + std::to_string(int(t)) + " is not an accrete_dtype");
 }
 
-accrete_array make_array(accrete_dtype t, const char* fn, const distribution& d) {
-  auto h = std::make_unique<accrete_array_s>();
-  with_array_type(t, fn, [&](auto zero) { h->obj = std::make_unique<dist_array<decltype(zero)>>(d); });
-  return h.release();
+// Creates a dist_array collectively: `dist` builds the distribution from
+// the C arguments (its checks are this process's own).
+template <class Dist>
+void make_array(accrete_array* out, accrete_dtype t, const char* fn, Dist&& dist) {
+  std::optional<distribution> d;
+  detail::construct_collectively(
+      fn,
+      [&] {
+        require(out != nullptr, fn, "null output handle");
+        *out = nullptr;
+        with_array_type(t, fn, [](auto) {});
+        d = dist();
+      },
+      [&] {
+        auto h = std::make_unique<accrete_array_s>();
+        with_array_type(t, fn, [&](auto zero) { h->obj = std::make_unique<dist_array<decltype(zero)>>(*d); });
+        *out = h.release();
+      });
 }
 
 // Runs f on the typed object behind a matrix or array handle.
@@ -242,41 +266,48 @@ accrete_status accrete_matrix_create(accrete_matrix* out, accrete_dtype dtype, i
                                      int64_t mb, int64_t nb, const accrete_matrix_options* o) {
   static const char* fn = "accrete_matrix_create";
   return guarded(fn, [&] {
-    require(out != nullptr, fn, "null output handle");
-    *out = nullptr;
     convergent_matrix_options opt;
-    if (o) {
-      require(o->strategy == ACCRETE_STRATEGY_PACKETS || o->strategy == ACCRETE_STRATEGY_ALLTOALL, fn,
-              "strategy = " + std::to_string(o->strategy) + " is not an accrete_strategy");
-      require(o->buffer_cap > 0, fn, "buffer_cap = " + std::to_string(o->buffer_cap));
-      require(o->coalesce_bytes > 0, fn, "coalesce_bytes = " + std::to_string(o->coalesce_bytes));
-      opt.strategy = o->strategy == ACCRETE_STRATEGY_PACKETS ? update_strategy::packets : update_strategy::alltoall;
-      opt.buffer_cap = static_cast<std::size_t>(o->buffer_cap);
-      opt.coalesce_bytes = static_cast<std::size_t>(o->coalesce_bytes);
-      opt.lld = o->lld;
-      opt.seed = o->seed;
-      opt.reproducible = o->reproducible != 0;
-      opt.atomic_updates = o->atomic_updates != 0;
-      require(o->merge == ACCRETE_MERGE_SUM || o->merge == ACCRETE_MERGE_MAX || o->merge == ACCRETE_MERGE_MIN, fn,
-              "merge = " + std::to_string(o->merge) + " is not an accrete_merge");
-      opt.merge = o->merge == ACCRETE_MERGE_SUM ? merge_op::sum
-                  : o->merge == ACCRETE_MERGE_MAX ? merge_op::max
-                                                  : merge_op::min;
-    }
-    require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE || dtype == ACCRETE_COMPLEX_FLOAT ||
-                dtype == ACCRETE_COMPLEX_DOUBLE,
-            fn, "dtype = " + std::to_string(int(dtype)) + ": a convergent_matrix holds a floating-point type");
-    const process_grid grid = make_grid(pr, pc, fn);
-    auto h = std::make_unique<accrete_matrix_s>();
-    if (dtype == ACCRETE_FLOAT)
-      h->obj = std::make_unique<convergent_matrix<float>>(m, n, grid, mb, nb, opt);
-    else if (dtype == ACCRETE_DOUBLE)
-      h->obj = std::make_unique<convergent_matrix<double>>(m, n, grid, mb, nb, opt);
-    else if (dtype == ACCRETE_COMPLEX_FLOAT)
-      h->obj = std::make_unique<convergent_matrix<std::complex<float>>>(m, n, grid, mb, nb, opt);
-    else
-      h->obj = std::make_unique<convergent_matrix<std::complex<double>>>(m, n, grid, mb, nb, opt);
-    *out = h.release();
+    std::optional<process_grid> grid;
+    detail::construct_collectively(
+        fn,
+        [&] {
+          require(out != nullptr, fn, "null output handle");
+          *out = nullptr;
+          if (o) {
+            require(o->strategy == ACCRETE_STRATEGY_PACKETS || o->strategy == ACCRETE_STRATEGY_ALLTOALL, fn,
+                    "strategy = " + std::to_string(o->strategy) + " is not an accrete_strategy");
+            require(o->buffer_cap > 0, fn, "buffer_cap = " + std::to_string(o->buffer_cap));
+            require(o->coalesce_bytes > 0, fn, "coalesce_bytes = " + std::to_string(o->coalesce_bytes));
+            opt.strategy = o->strategy == ACCRETE_STRATEGY_PACKETS ? update_strategy::packets : update_strategy::alltoall;
+            opt.buffer_cap = static_cast<std::size_t>(o->buffer_cap);
+            opt.coalesce_bytes = static_cast<std::size_t>(o->coalesce_bytes);
+            opt.lld = o->lld;
+            opt.seed = o->seed;
+            opt.reproducible = o->reproducible != 0;
+            opt.atomic_updates = o->atomic_updates != 0;
+            require(o->merge == ACCRETE_MERGE_SUM || o->merge == ACCRETE_MERGE_MAX || o->merge == ACCRETE_MERGE_MIN, fn,
+                    "merge = " + std::to_string(o->merge) + " is not an accrete_merge");
+            opt.merge = o->merge == ACCRETE_MERGE_SUM ? merge_op::sum
+                        : o->merge == ACCRETE_MERGE_MAX ? merge_op::max
+                                                        : merge_op::min;
+          }
+          require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE || dtype == ACCRETE_COMPLEX_FLOAT ||
+                      dtype == ACCRETE_COMPLEX_DOUBLE,
+                  fn, "dtype = " + std::to_string(int(dtype)) + ": a convergent_matrix holds a floating-point type");
+          grid.emplace(make_grid(pr, pc, fn));
+        },
+        [&] {
+          auto h = std::make_unique<accrete_matrix_s>();
+          if (dtype == ACCRETE_FLOAT)
+            h->obj = std::make_unique<convergent_matrix<float>>(m, n, *grid, mb, nb, opt);
+          else if (dtype == ACCRETE_DOUBLE)
+            h->obj = std::make_unique<convergent_matrix<double>>(m, n, *grid, mb, nb, opt);
+          else if (dtype == ACCRETE_COMPLEX_FLOAT)
+            h->obj = std::make_unique<convergent_matrix<std::complex<float>>>(m, n, *grid, mb, nb, opt);
+          else
+            h->obj = std::make_unique<convergent_matrix<std::complex<double>>>(m, n, *grid, mb, nb, opt);
+          *out = h.release();
+        });
   });
 }
 
@@ -363,10 +394,10 @@ accrete_status accrete_array_create_block(accrete_array* out, accrete_dtype dtyp
                                           int prows, int pcols) {
   static const char* fn = "accrete_array_create_block";
   return guarded(fn, [&] {
-    require(out != nullptr, fn, "null output handle");
-    *out = nullptr;
-    const process_grid g = make_grid(prows, pcols, fn);
-    *out = make_array(dtype, fn, distribution::block(rows, cols, g.rows(), g.cols()));
+    make_array(out, dtype, fn, [&] {
+      const process_grid g = make_grid(prows, pcols, fn);
+      return distribution::block(rows, cols, g.rows(), g.cols());
+    });
   });
 }
 
@@ -374,13 +405,13 @@ accrete_status accrete_array_create_irregular(accrete_array* out, accrete_dtype 
                                               int nrb, const int64_t* col_bounds, int ncb) {
   static const char* fn = "accrete_array_create_irregular";
   return guarded(fn, [&] {
-    require(out != nullptr, fn, "null output handle");
-    *out = nullptr;
-    require(nrb > 0 && ncb > 0, fn, "nrb = " + std::to_string(nrb) + ", ncb = " + std::to_string(ncb) +
-                                        ": both must be positive");
-    require(row_bounds && col_bounds, fn, "null bounds array");
-    std::vector<std::int64_t> rb(row_bounds, row_bounds + nrb + 1), cb(col_bounds, col_bounds + ncb + 1);
-    *out = make_array(dtype, fn, distribution::irregular(std::move(rb), std::move(cb)));
+    make_array(out, dtype, fn, [&] {
+      require(nrb > 0 && ncb > 0, fn, "nrb = " + std::to_string(nrb) + ", ncb = " + std::to_string(ncb) +
+                                          ": both must be positive");
+      require(row_bounds && col_bounds, fn, "null bounds array");
+      std::vector<std::int64_t> rb(row_bounds, row_bounds + nrb + 1), cb(col_bounds, col_bounds + ncb + 1);
+      return distribution::irregular(std::move(rb), std::move(cb));
+    });
   });
 }
 
@@ -388,11 +419,10 @@ accrete_status accrete_array_create_block_cyclic(accrete_array* out, accrete_dty
                                                  int64_t cols, int64_t mb, int64_t nb, int prows, int pcols) {
   static const char* fn = "accrete_array_create_block_cyclic";
   return guarded(fn, [&] {
-    require(out != nullptr, fn, "null output handle");
-    *out = nullptr;
-    const process_grid grid = make_grid(prows, pcols, fn);
-    *out = make_array(dtype, fn,
-                      distribution::block_cyclic(block_cyclic(rows, cols, mb, nb, grid.rows(), grid.cols())));
+    make_array(out, dtype, fn, [&] {
+      const process_grid grid = make_grid(prows, pcols, fn);
+      return distribution::block_cyclic(block_cyclic(rows, cols, mb, nb, grid.rows(), grid.cols()));
+    });
   });
 }
 
@@ -400,17 +430,19 @@ accrete_status accrete_array_create_element_cyclic(accrete_array* out, accrete_d
                                                    int64_t cols, int prows, int pcols) {
   static const char* fn = "accrete_array_create_element_cyclic";
   return guarded(fn, [&] {
-    require(out != nullptr, fn, "null output handle");
-    *out = nullptr;
-    const process_grid g = make_grid(prows, pcols, fn);
-    *out = make_array(dtype, fn, distribution::element_cyclic(rows, cols, g.rows(), g.cols()));
+    make_array(out, dtype, fn, [&] {
+      const process_grid g = make_grid(prows, pcols, fn);
+      return distribution::element_cyclic(rows, cols, g.rows(), g.cols());
+    });
   });
 }
 
 accrete_status accrete_array_free(accrete_array* a) { return free_handle(a, "accrete_array_free"); }
 
 accrete_status accrete_array_shape(accrete_array a, int64_t* rows, int64_t* cols) {
-  return on(a, "accrete_array_shape", [&](auto& A) {
+  static const char* fn = "accrete_array_shape";
+  return on(a, fn, [&](auto& A) {
+    require_live(A, fn);
     set_if<int64_t>(rows, A.rows());
     set_if<int64_t>(cols, A.cols());
   });
@@ -419,6 +451,7 @@ accrete_status accrete_array_shape(accrete_array a, int64_t* rows, int64_t* cols
 accrete_status accrete_array_locate(accrete_array a, int64_t i, int64_t j, int* rank) {
   static const char* fn = "accrete_array_locate";
   return on(a, fn, [&](auto& A) {
+    require_live(A, fn);
     require(rank != nullptr, fn, "null output pointer");
     *rank = A.locate(i, j);
   });
@@ -490,9 +523,13 @@ accrete_status accrete_array_load(accrete_array a, const char* path) {
 accrete_status accrete_counter_create(accrete_counter* out, int64_t initial) {
   static const char* fn = "accrete_counter_create";
   return guarded(fn, [&] {
-    require(out != nullptr, fn, "null output handle");
-    *out = nullptr;
-    *out = new accrete_counter_s(initial);
+    detail::construct_collectively(
+        fn,
+        [&] {
+          require(out != nullptr, fn, "null output handle");
+          *out = nullptr;
+        },
+        [&] { *out = new accrete_counter_s(initial); });
   });
 }
 accrete_status accrete_counter_free(accrete_counter* c) { return free_handle(c, "accrete_counter_free"); }

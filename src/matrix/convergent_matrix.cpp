@@ -24,15 +24,15 @@ namespace detail {
 namespace {
 
 // Everything the constructor must check before its first collective step.
-// Runs on every process; agree_on_arguments() then makes all of them throw
-// if any one failed, so none is left waiting in a collective.
+// Runs on every process; agree() then makes all of them throw if any one
+// failed, so none is left waiting in a collective.
 struct checked_sizes {
   std::int64_t lrows = 0, lcols = 0, lld = 0;
   std::size_t bytes = 0;  // storage bytes of this process
 };
 
 checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, std::size_t esize,
-                              const convergent_matrix_options& opt, std::size_t header) {
+                              const convergent_matrix_options& opt) {
   const std::string who = "accrete::convergent_matrix: ";
   checked_sizes c;
   c.lrows = L.local_rows(grid.my_row());
@@ -45,10 +45,8 @@ checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, s
   if (c.lld > INT32_MAX || c.lcols > INT32_MAX)
     throw std::invalid_argument(who + "local dimensions " + std::to_string(c.lld) + " x " + std::to_string(c.lcols) +
                                 " exceed 2^31-1");
-  std::size_t elems = 0, bytes = 0;
-  if (__builtin_mul_overflow(std::size_t(c.lld), std::size_t(c.lcols), &elems) ||
-      __builtin_mul_overflow(elems, esize, &bytes) || __builtin_add_overflow(bytes, header, &c.bytes) ||
-      c.bytes > (std::size_t{1} << 48))
+  c.bytes = assembly_engine::storage_bytes_for(c.lrows, c.lcols, c.lld, esize);
+  if (c.bytes == 0)
     throw std::invalid_argument(who + "local storage of lld " + std::to_string(c.lld) + " x " +
                                 std::to_string(c.lcols) + " columns x " + std::to_string(esize) +
                                 " bytes does not fit in memory");
@@ -58,27 +56,40 @@ checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, s
   return c;
 }
 
+// How the agreement prints the options that are enums or flags.
+std::string show_merge(std::int64_t v) {
+  static const char* const names[] = {"sum", "max", "min", "a merge function"};
+  return v >= 0 && v < 4 ? std::string("= ") + names[v] : "= " + std::to_string(v);
+}
+std::string show_strategy(std::int64_t v) {
+  return v == std::int64_t(update_strategy::packets)    ? "= packets"
+         : v == std::int64_t(update_strategy::alltoall) ? "= alltoall"
+                                                         : "= " + std::to_string(v);
+}
+std::string show_bool(std::int64_t v) { return v ? "= true" : "= false"; }
+
 }  // namespace
 
 // The engine's shape of an m x n block-cyclic matrix on `grid`, after every
-// process agreed that the arguments are good (so that none is left waiting
-// in the engine's first collective step while another throws).
+// process agreed on the arguments (so that none is left waiting in the
+// engine's first collective step while another throws).
 assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid, std::int64_t mb, std::int64_t nb,
-                        std::size_t esize, bool ordered, const convergent_matrix_options& opt,
+                        std::size_t esize, scalar_type type, const convergent_matrix_options& opt,
                         block_cyclic& layout, void (*user_merge)() = nullptr) {
+  const bool ordered = type == scalar_type::f32 || type == scalar_type::f64;
   require_initialized("convergent_matrix");
-  // The same on every process of the grid: no agreement needed.
-  if (grid.size() != world_size())
-    throw collective_misuse("accrete::convergent_matrix: the process grid has " + std::to_string(grid.size()) +
-                            " processes but the world team has " + std::to_string(world_size()) +
-                            "; the grid must span every process");
   checked_sizes c;
   std::exception_ptr bad;
   std::int64_t merge_offset = 0;
+  const merge_op merge = user_merge ? merge_op::user : opt.merge;
   try {
-    layout = block_cyclic(m, n, mb, nb, grid.rows(), grid.cols());
-    c = check_arguments(layout, grid, esize, opt, assembly_engine::header_bytes);
     const std::string who = "accrete::convergent_matrix: ";
+    if (grid.size() != world_size())
+      throw std::invalid_argument(who + "the process grid has " + std::to_string(grid.size()) +
+                                  " processes but the world team has " + std::to_string(world_size()) +
+                                  "; the grid must span every process");
+    layout = block_cyclic(m, n, mb, nb, grid.rows(), grid.cols());
+    c = check_arguments(layout, grid, esize, opt);
     if (opt.merge != merge_op::sum && opt.merge != merge_op::max && opt.merge != merge_op::min &&
         !(opt.merge == merge_op::user && user_merge))
       throw std::invalid_argument(who + "merge = " + std::to_string(int(opt.merge)) +
@@ -94,14 +105,31 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
     if (opt.merge == merge_op::user && opt.reproducible)
       throw std::invalid_argument(who + "reproducible = true with a user merge function: reproducible assembly "
                                         "concerns sums (an exactly associative function is reproducible already)");
+    if (opt.strategy != update_strategy::packets && opt.strategy != update_strategy::alltoall)
+      throw std::invalid_argument(who + "strategy = " + std::to_string(int(opt.strategy)) +
+                                  " is not an update_strategy");
     if (user_merge) merge_offset = fn_to_offset(user_merge);  // throws unless in the program's code
   } catch (...) {
     bad = std::current_exception();
   }
-  agree_on_arguments(bad, "convergent_matrix");
-  // The same function everywhere (identified like an RPC function).
-  if (user_merge && world_min(merge_offset) != -world_min(-merge_offset))
-    throw collective_misuse("accrete::convergent_matrix: the processes passed different merge functions");
+  // Everything that decides the layout, the message formats and the
+  // commit's steps must be the same everywhere (a difference lost updates
+  // or hung commit). lld, buffer_cap, coalesce_bytes and seed are each
+  // process's own.
+  agree("accrete::convergent_matrix", bad,
+        {{"element type", std::int64_t(type), &show_scalar_type},
+         {"m", m},
+         {"n", n},
+         {"mb", mb},
+         {"nb", nb},
+         {"grid rows", grid.rows()},
+         {"grid columns", grid.cols()},
+         {"grid order", std::int64_t(grid.order())},
+         {"strategy", std::int64_t(opt.strategy), &show_strategy},
+         {"reproducible", opt.reproducible, &show_bool},
+         {"atomic_updates", opt.atomic_updates, &show_bool},
+         {"merge", std::int64_t(merge), &show_merge},
+         {"merge function", merge_offset, &show_hash}});
   assembly_shape s;
   s.name = "accrete::convergent_matrix";
   s.rows = m;
@@ -118,7 +146,7 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
   s.buffer_cap = opt.buffer_cap;
   s.coalesce_bytes = opt.coalesce_bytes;
   s.seed = opt.seed;
-  s.merge = user_merge ? merge_op::user : opt.merge;
+  s.merge = merge;
   s.reproducible = opt.reproducible && s.merge == merge_op::sum;  // max and min are order-independent already
   s.user_merge = user_merge;
   s.atomic_updates = opt.atomic_updates;
@@ -132,7 +160,7 @@ convergent_matrix<T>::convergent_matrix(std::int64_t m, std::int64_t n, const pr
                                         std::int64_t nb, const convergent_matrix_options& opt)
     : layout_(1, 1, 1, 1, 1, 1),
       grid_(grid),
-      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), std::is_floating_point_v<T>, opt, layout_),
+      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), detail::element_type_of<T>(), opt, layout_),
               &detail::apply_packet<T>,
               &detail::settle_spills<T>) {}
 
@@ -148,7 +176,7 @@ convergent_matrix<T>::convergent_matrix(std::int64_t m, std::int64_t n, const pr
                                         std::int64_t nb, merge_function merge, const convergent_matrix_options& opt)
     : layout_(1, 1, 1, 1, 1, 1),
       grid_(grid),
-      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), std::is_floating_point_v<T>, with_user_merge(opt),
+      engine_(detail::cm_shape(m, n, grid, mb, nb, sizeof(T), detail::element_type_of<T>(), with_user_merge(opt),
                                layout_, reinterpret_cast<void (*)()>(merge)),
               &detail::apply_packet<T>, &detail::settle_spills<T>) {}
 
@@ -205,13 +233,13 @@ std::array<int, 9> convergent_matrix<T>::descriptor() const {
 
 template <class T>
 void convergent_matrix<T>::save(const std::string& path) const {
-  engine_.require_usable("save");
+  engine_.enter("save", {{"path", detail::arg_hash(path.data(), path.size()), &detail::show_hash}}, [] {});
   write_matrix(path, layout(), grid(), local(), lld());
 }
 
 template <class T>
 void convergent_matrix<T>::load(const std::string& path) {
-  engine_.require_usable("load");
+  engine_.enter("load", {{"path", detail::arg_hash(path.data(), path.size()), &detail::show_hash}}, [] {});
   read_matrix(path, layout(), grid(), local(), lld());
   barrier(world());
 }
@@ -219,10 +247,11 @@ void convergent_matrix<T>::load(const std::string& path) {
 template <class T>
 void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
   const char* what = upper_only ? "fill_lower" : "symmetrize";
-  engine_.require_usable(what);
-  if (rows() != cols())
-    throw std::invalid_argument(std::string("accrete::convergent_matrix::") + what + ": the matrix is " +
-                                std::to_string(rows()) + " x " + std::to_string(cols()) + ", not square");
+  engine_.enter(what, {}, [&] {
+    if (rows() != cols())
+      throw std::invalid_argument(std::string("accrete::convergent_matrix::") + what + ": the matrix is " +
+                                  std::to_string(rows()) + " x " + std::to_string(cols()) + ", not square");
+  });
   // Element (i, j) here goes to the owner of (j, i). Each side enumerates
   // the same elements in the same order (sender's local column-major order,
   // restricted to what the receiver owns), so only values travel.
@@ -285,8 +314,11 @@ void convergent_matrix<T>::transpose_into(bool upper_only, bool average) {
         if (wanted(i, j)) sbuf.push_back(mine[lj * lld() + li]);
     scount[w] = sbuf.size() * sizeof(T) - sdispl[w];
   }
+  const std::string name = std::string("accrete::convergent_matrix::") + what;
+  const detail::collective_ticket ticket = detail::collective_begin(name.c_str());
   auto rbytes = detail::alltoallv_bytes(reinterpret_cast<const std::byte*>(sbuf.data()), scount, sdispl, rcount,
-                                        rdispl, [](detail::request& r) { r.wait(); });
+                                        rdispl, [&](detail::request& r) { detail::wait_collective(r, ticket); });
+  detail::collective_end(ticket);
   const T* rbuf = reinterpret_cast<const T*>(rbytes.data());
   T* out = local();
   for (int s = 0; s < np; ++s) {

@@ -24,7 +24,11 @@ namespace accrete {
 /// with respect to every other fetch_add and reset from any process, and
 /// needs no action from rank 0 (on one node, not even with MPIs whose RMA
 /// waits for the target's progress).
-/// Construction, reset() and destruction are collective over the world.
+/// Construction, reset() and destruction are collective over the world;
+/// every process passes the same `initial` and `value` (checked: a
+/// difference throws accrete::collective_misuse on every process).
+/// Every member throws accrete::not_initialized after finalize(), also
+/// under a later init(): a counter belongs to the runtime it was made in.
 /// Call from the thread that drives the runtime.
 class counter {
  public:
@@ -41,6 +45,7 @@ class counter {
 
  private:
   detail::shared_block block_;
+  std::uint64_t generation_ = 0;
   bool alive_ = true;
   void require_usable(const char* what) const;
 };

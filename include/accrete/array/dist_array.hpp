@@ -69,6 +69,13 @@ inline constexpr bool array_element = std::is_same_v<T, float> || std::is_same_v
 ///    outside the array, std::invalid_argument for a null buffer or short
 ///    ld, accrete::error for release without access, use after destruction
 ///    or after finalize) before anything is transferred.
+///  - Collectives (construction and the members under "collectives"
+///    below, save, load): every process must pass the same arguments (the
+///    distribution and element type; the same value, arrays, path). Each
+///    starts by checking that, and if any process disagrees or rejected
+///    its own arguments, every process throws (accrete::collective_misuse
+///    naming the argument and the ranks) before anything is allocated or
+///    changed. sync() is a barrier and compares nothing.
 template <class T>
 class dist_array {
   static_assert(detail::array_element<T>,
@@ -78,7 +85,9 @@ class dist_array {
   using value_type = T;
 
   /// Collective over the world: zero-filled storage for every part. Throws
-  /// on every process if the grid does not have world-size parts.
+  /// on every process if the grid does not have world-size parts, if the
+  /// processes pass different distributions or element types, or if any
+  /// process's part cannot be stored (at most 2^31-1 local columns).
   explicit dist_array(const distribution& d);
   /// Block distribution over a near-square grid of every process.
   dist_array(std::int64_t rows, std::int64_t cols);
@@ -88,6 +97,11 @@ class dist_array {
   dist_array& operator=(const dist_array&) = delete;
 
   const distribution& dist() const noexcept;
+  /// Whether the array can be used: the runtime it was made in is up (not
+  /// finalized, and not replaced by a later init()). Every member that
+  /// touches data or communicates throws accrete::not_initialized otherwise;
+  /// the shape queries below keep answering.
+  bool usable() const noexcept;
   std::int64_t rows() const noexcept { return dist().rows(); }
   std::int64_t cols() const noexcept { return dist().cols(); }
   /// World rank owning element (i, j).
@@ -186,6 +200,7 @@ class dist_array {
   std::array<int, 9> descriptor() const;
 
  private:
+  void combine(const char* what, T alpha, const dist_array& x, T beta, const dist_array& y);
   std::unique_ptr<detail::array_core> core_;
 };
 

@@ -78,7 +78,10 @@ class axis {
     require(n >= 0, "extent", n);
     require(parts >= 1, "parts", parts);
     std::vector<std::int64_t> b(std::size_t(parts) + 1);
-    for (int k = 0; k <= parts; ++k) b[std::size_t(k)] = std::int64_t(k) * n / parts;
+    // floor(k * n / parts) without forming k * n, which overflows for n
+    // near 2^63: k * (n / parts) <= n, and k * (n % parts) < parts^2.
+    const std::int64_t q = n / parts, r = n % parts;
+    for (int k = 0; k <= parts; ++k) b[std::size_t(k)] = k * q + std::int64_t(k) * r / parts;
     return irregular(std::move(b));
   }
 

@@ -16,6 +16,15 @@
  *    destructor is, and sets h to NULL; a NULL handle is rejected with
  *    ACCRETE_ERR_ARG. Using a handle after it was freed is undefined (as
  *    for free()); using it after accrete_finalize() returns ACCRETE_ERR_STATE.
+ *  - Collective calls (marked "Collective") must be made by every process
+ *    with the same arguments (an array's shape, distribution and dtype, a
+ *    matrix's shape, blocks, grid, dtype, strategy, reproducible,
+ *    atomic_updates and merge; a counter's initial value; file paths). If
+ *    one process rejects its own arguments it returns ACCRETE_ERR_ARG and
+ *    every other process ACCRETE_ERR_STATE naming its rank; if the
+ *    arguments differ, every process returns ACCRETE_ERR_STATE naming the
+ *    argument and the ranks. No handle is made then, and no process waits
+ *    forever. (docs/semantics.md, "Collective calls".)
  *  - Semantics (completion, atomicity, progress, threads) are those of the
  *    C++ classes: see docs/semantics.md. In short: matrix updates are applied
  *    by the commit that ends their round; array put/acc return once the

@@ -15,6 +15,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -97,6 +99,14 @@ class assembly_engine {
   static constexpr std::int64_t nlocks = 64;
   static constexpr std::size_t header_bytes = 64 * nlocks + 64;
 
+  /// Bytes of a part's slice (header + lld x lcols elements), or 0 when
+  /// that does not fit in memory (an overflow). A part without rows or
+  /// without columns stores no element: its lld of max(1, 0) times its
+  /// columns would ask for memory nobody reads (an empty 0 x 2^40 array
+  /// asked for 8 TiB).
+  static std::size_t storage_bytes_for(std::int64_t lrows, std::int64_t lcols, std::int64_t lld,
+                                       std::size_t elem_size) noexcept;
+
   /// Collective over the world (every process is a part owner).
   assembly_engine(const assembly_shape& shape, apply_kernel apply, settle_kernel settle = nullptr);
   assembly_engine(const assembly_engine&) = delete;
@@ -104,8 +114,29 @@ class assembly_engine {
   /// Collective (a barrier: peers may still be reading or applying).
   ~assembly_engine();
 
-  /// Throws unless the runtime is up and this engine is alive.
+  /// Throws unless the runtime this engine was made in is up and the
+  /// engine is alive.
   void require_usable(const char* what) const;
+  /// Whether require_usable would pass.
+  bool usable() const noexcept;
+  /// Same on every process: engines are numbered in construction order.
+  std::uint32_t id() const noexcept { return id_; }
+  /// The first step of a collective member `what` of the structure: every
+  /// process checks that it is usable and runs `check` (its own argument
+  /// checks, which may throw), then all agree (detail::agree) that they
+  /// call the same member of the same structure with the same `args`.
+  /// Throws on every process if any of that fails on any process.
+  template <class Check>
+  void enter(const char* what, std::initializer_list<collective_arg> args, Check&& check) const {
+    std::exception_ptr bad;
+    try {
+      require_usable(what);
+      check();
+    } catch (...) {
+      bad = std::current_exception();
+    }
+    agree_member(what, bad, args);
+  }
   std::byte* local_bytes(const char* what) const;
   /// This process's storage, unchecked (for the kernels).
   std::byte* storage() const noexcept { return block_.local() + header_bytes; }
@@ -208,6 +239,7 @@ class assembly_engine {
   // Applies (or holds, if it belongs to a round not open here) one message.
   void receive(int source, std::uint32_t round, std::span<const std::byte> packets);
   void reopen_locked();
+  void agree_member(const char* what, std::exception_ptr bad, std::initializer_list<collective_arg> args) const;
   void publish_open() noexcept;
   // Waits for a collective, making user-level progress (callbacks may
   // update), aborting after ACCRETE_COMMIT_TIMEOUT.
@@ -228,6 +260,7 @@ class assembly_engine {
   std::uint32_t stripe_block_ = 1;    // column block, saturated (local columns are 32-bit)
   shared_block block_;
   std::uint32_t id_ = 0;
+  std::uint64_t generation_ = 0;  // the runtime it was made in (runtime_generation)
   int channel_ = -1;  // commit's collectives (open_channel)
   // Rounds (docs/semantics.md): round_ counts the commits this process has
   // completed; its updates belong to round round_. open_ is the newest

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace accrete::detail {
@@ -22,11 +24,16 @@ namespace accrete::detail {
 /// internal progress and run by user-level progress (see src/README.md).
 using completion = std::function<void()>;
 
-struct state_base;  // future_state.hpp
+struct state_base;         // future_state.hpp
+struct collective_ticket;  // below
 
 /// Throws accrete::not_initialized naming `what` unless the runtime is up.
 void require_initialized(const char* what);
 bool runtime_up() noexcept;
+/// Which runtime is up: 1 after the first init(), 2 after finalize() and
+/// init() again, and so on; 0 while none is. Objects remember the one they
+/// were made in: under another they only free their own memory.
+std::uint64_t runtime_generation() noexcept;
 
 int world_rank() noexcept;
 int world_size() noexcept;
@@ -72,9 +79,10 @@ bool last_progress_active() noexcept;
 /// Whether every process of the world shares this node.
 bool world_on_one_node() noexcept;
 /// Barrier over this node's processes (every one must call it) through a
-/// counter in node-shared memory; makes user-level progress while waiting.
+/// counter in node-shared memory; makes user-level progress while waiting
+/// (and checks `t` against ACCRETE_COLLECTIVE_TIMEOUT, when given).
 /// Why: MPI_Ibarrier + test costs several microseconds on one node.
-void node_barrier();
+void node_barrier(const collective_ticket* t = nullptr);
 /// Queue a completion to run at the next user-level progress.
 void defer(completion c);
 /// True when nothing is outstanding in the backend.
@@ -207,12 +215,17 @@ void close_channel(int channel) noexcept;
 request world_iallreduce_sum(int channel, const std::uint64_t* in, std::uint64_t* out, int n);
 /// Starts a barrier over all processes on `channel`.
 request world_ibarrier(int channel);
+/// Waits for a world collective with internal progress, ending the job
+/// under ACCRETE_COLLECTIVE_TIMEOUT (the ticket names it).
+void wait_collective(request& r, const collective_ticket& t);
 /// Blocking: every process's values (the same count on each), in world
-/// rank order: element [w * mine.size() + k] is rank w's mine[k].
-std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine);
+/// rank order: element [w * mine.size() + k] is rank w's mine[k]. `what`
+/// names the caller for ACCRETE_COLLECTIVE_TIMEOUT (as in the functions
+/// below).
+std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine, const char* what);
 /// Blocking: element-wise sum over all processes of `count` values of type
 /// `t`, in place.
-void world_allreduce_sum(void* inout, int count, scalar_type t);
+void world_allreduce_sum(void* inout, int count, scalar_type t, const char* what);
 /// One process's share of a collective matrix file transfer: the file is
 /// the m x n matrix column-major, raw elements of `type`, no header (the
 /// format of accrete/matrix/mpiio.hpp). This process moves the elements at
@@ -234,18 +247,112 @@ struct matrix_file {
 /// agree_on_arguments) if m, n or an lld exceed MPI's int.
 void world_matrix_file_io(const matrix_file& f, bool write);
 /// Blocking: the smallest value over all processes.
-std::int64_t world_min(std::int64_t mine);
+std::int64_t world_min(std::int64_t mine, const char* what);
 /// Ends the whole job at once (after a diagnostic), with this exit code.
 [[noreturn]] void world_abort(int code);
 
-/// Collective over the world: every process reports whether its own
-/// arguments were valid (`local` holds its exception, or is null). If any
-/// process failed, every process throws: the failing ones their own
-/// exception, the others accrete::collective_misuse naming the lowest
-/// failing rank and `what`. Why: a collective constructor whose arguments
-/// are bad on some processes only must not leave the others waiting forever
-/// in its next collective step.
-void agree_on_arguments(std::exception_ptr local, const char* what);
+/// One argument of a collective call that every process must give alike:
+/// its name as the user wrote it, its value as 64 bits, and how to print
+/// that value in a message (null: as a whole number).
+struct collective_arg {
+  const char* name;
+  std::int64_t value;
+  std::string (*show)(std::int64_t) = nullptr;
+};
+/// FNV-1a of bytes, for arguments longer than 64 bits (a list of bounds,
+/// a path): printed as "with hash ...".
+std::int64_t arg_hash(const void* data, std::size_t bytes) noexcept;
+std::string show_hash(std::int64_t v);
+std::string show_double(std::int64_t bits);
+std::string show_float(std::int64_t bits);
+std::string show_scalar_type(std::int64_t t);
+/// An element value of a collective call (fill's value, add's alpha), bit
+/// for bit: floating-point values print as numbers, complex ones by hash.
+template <class T>
+collective_arg value_arg(const char* name, const T& v) noexcept {
+  if constexpr (std::is_integral_v<T>) {
+    return {name, std::int64_t(v)};
+  } else if constexpr (std::is_same_v<T, double>) {
+    std::int64_t b;
+    __builtin_memcpy(&b, &v, 8);
+    return {name, b, &show_double};
+  } else if constexpr (std::is_same_v<T, float>) {
+    std::int32_t b;
+    __builtin_memcpy(&b, &v, 4);
+    return {name, b, &show_float};
+  } else {
+    return {name, arg_hash(&v, sizeof v), &show_hash};
+  }
+}
+
+/// Collective over the world: the first step of every collective
+/// constructor and of every collective data-structure call. Every process
+/// reports whether its own arguments were valid (`local` holds its
+/// exception, or is null) and the arguments that must be equal everywhere.
+/// Throws on every process, before anything is allocated, when
+///  - a process rejected its arguments: that process its own exception, the
+///    others accrete::collective_misuse naming the lowest failing rank and
+///    quoting its message;
+///  - the processes are in different collective calls, or an argument
+///    differs: accrete::collective_misuse naming the call, the argument, its
+///    values and the ranks that gave each.
+/// `what` is the call as the user knows it ("accrete::dist_array",
+/// "accrete_matrix_create"). Waits with internal progress, under
+/// ACCRETE_COLLECTIVE_TIMEOUT. At most 24 arguments.
+void agree(const char* what, std::exception_ptr local, std::span<const collective_arg> args = {});
+inline void agree(const char* what, std::exception_ptr local, std::initializer_list<collective_arg> args) {
+  agree(what, local, std::span<const collective_arg>(args.begin(), args.size()));
+}
+/// A collective constructor behind a language binding (C, Python):
+/// `prepare` runs this process's own checks and conversions (it may
+/// throw); `make` then calls the C++ constructor, whose agreement compares
+/// every process's arguments. A process whose `prepare` failed still takes
+/// part in that agreement, with its exception, so that the others fail too
+/// instead of waiting for it forever.
+template <class Prepare, class Make>
+void construct_collectively(const char* what, Prepare&& prepare, Make&& make) {
+  std::exception_ptr bad;
+  try {
+    prepare();
+  } catch (...) {
+    bad = std::current_exception();
+  }
+  if (bad) agree(what, bad, std::span<const collective_arg>());  // throws on every process
+  make();
+}
+/// agree() without arguments to compare.
+inline void agree_on_arguments(std::exception_ptr local, const char* what) { agree(what, local); }
+
+// ---- collective watch (ACCRETE_COLLECTIVE_TIMEOUT) -------------------------------------
+// Every accrete collective counts itself, per team, in a record of the
+// process that other processes can read; with ACCRETE_COLLECTIVE_TIMEOUT set,
+// a collective still incomplete after that many seconds ends the job with a
+// message naming the call and the processes that have not entered it (and
+// what they are in instead). src/backend/mpi/collective_watch.cpp.
+
+/// A collective call in progress on this process.
+struct collective_ticket {
+  const char* what = nullptr;
+  double start = 0;
+  std::uint64_t team_key = 0, count = 0;  // the count-th collective of this process on the team
+  std::vector<int> members;               // world ranks of the team (empty: the world)
+  bool blocking = false;                  // this process waits in it (named in its record)
+};
+/// The watch key of the world team.
+inline constexpr std::uint64_t world_team_key = 1;
+/// Starts watching a collective on the team `key` with `members` (empty:
+/// the world). `blocking`: the caller waits in it until it completes.
+collective_ticket collective_begin(const char* what, std::uint64_t key, std::span<const int> members,
+                                   bool blocking);
+inline collective_ticket collective_begin(const char* what) {
+  return collective_begin(what, world_team_key, {}, true);
+}
+/// The caller left a blocking collective.
+void collective_end(const collective_ticket& t) noexcept;
+/// Ends the job with the diagnosis if `t` has run past the timeout.
+void collective_check(const collective_ticket& t);
+/// ACCRETE_COLLECTIVE_TIMEOUT in seconds, 0 when unset.
+double collective_timeout() noexcept;
 
 /// All-to-all of byte blocks of any size (MPI's counts are int): sends
 /// sbuf[sdisp[k], sdisp[k] + scount[k]) to world rank k and returns what
@@ -261,6 +368,10 @@ std::vector<std::byte> alltoallv_bytes(const std::byte* sbuf, const std::vector<
                                        std::size_t int_limit = 2147483647);
 
 // ---- shared blocks ------------------------------------------------------------
+
+/// shared_blocks whose windows are open (the runtime's own included): tests
+/// check that a failed collective construction left none behind.
+std::size_t live_shared_blocks() noexcept;
 
 /// A collectively allocated block of node-shared memory (one slice per
 /// process, each of its own size), reachable by direct load/store from every

@@ -85,6 +85,9 @@ void* dist_find(const dist_key& k) noexcept;
 void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::byte> payload);
 /// Messages currently waiting for a dist_object (tests).
 std::size_t rpc_parked() noexcept;
+/// Forgets every dist_object and parked message (finalize: the next
+/// runtime numbers its objects anew).
+void dist_registry_clear() noexcept;
 
 // ---- argument adaptation -----------------------------------------------------------
 

@@ -84,6 +84,10 @@ bool irregular_get(int rank, const std::vector<remote_frag>& src, const std::vec
 enum class noncontig_method { automatic, datatype, batched };
 void set_noncontig_method(noncontig_method m) noexcept;
 noncontig_method get_noncontig_method() noexcept;
+/// ACCRETE_NONCONTIG as set (auto when unset or empty); throws
+/// accrete::error naming the variable for any other value. init() calls it,
+/// so a bad value fails there and not at the first transfer.
+noncontig_method noncontig_method_from_env();
 /// The method `automatic` picks for `runs` runs of `run_bytes` each.
 noncontig_method choose_noncontig(std::size_t runs, std::size_t run_bytes) noexcept;
 

@@ -113,10 +113,19 @@ using convergent_matrix_stats = assembly_stats;
 ///    members from one thread. Callbacks run by commit's progress may call
 ///    update() and stats() on any matrix; commit() inside them throws.
 ///  - The grid must span the world team (every process takes part); set
-///    ACCRETE_COMMIT_TIMEOUT (seconds) to abort, naming the missing
-///    processes, when a commit cannot complete.
-///  - Every member throws accrete::error once the matrix is destroyed or
-///    the runtime finalized.
+///    ACCRETE_COMMIT_TIMEOUT or ACCRETE_COLLECTIVE_TIMEOUT (seconds) to
+///    abort, naming the missing processes, when a commit cannot complete.
+///  - Collective arguments: the constructor and the collective members
+///    (fill_lower, symmetrize, save, load) first check that every process
+///    passes the same shape, blocks, grid, element type, strategy,
+///    reproducible, atomic_updates and merge (or the same member and
+///    path); otherwise every process throws accrete::collective_misuse
+///    naming the argument and the ranks, before anything is allocated.
+///    lld, buffer_cap, coalesce_bytes and seed are each process's own.
+///  - Every member throws accrete::error once the matrix is destroyed, and
+///    accrete::not_initialized once the runtime it was made in is
+///    finalized (also under a later init(); destroying it then frees only
+///    its own memory).
 template <class T>
 class convergent_matrix {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::complex<float>> ||

@@ -107,6 +107,19 @@ def world_comm():
     return MPI.Comm.f2py(_accrete.world_comm_f())
 
 
+def _prepare(what, prepare):
+    """Runs this process's own checks and conversions before a collective
+    constructor. If they fail, the process still takes part in the
+    constructor's agreement (the others then raise too, naming this rank,
+    instead of waiting for it), then raises its own error."""
+    try:
+        return prepare()
+    except Exception as e:
+        if _accrete.initialized():
+            _accrete.reject(what, f"{what}: {type(e).__name__}: {e}")
+        raise
+
+
 def _typed(table, dtype, what):
     try:
         return table[np.dtype(dtype)]
@@ -144,12 +157,16 @@ class ConvergentMatrix:
     def __init__(self, m: int, n: int, dtype=np.float64, grid: Optional[Tuple[int, int]] = None,
                  block: Tuple[int, int] = (64, 64), strategy: str = "packets", buffer_cap: int = 64 << 20,
                  reproducible: bool = False, merge: str = "sum", atomic_updates: bool = False):
-        cls = _typed(_MATRIX_TYPES, dtype, "ConvergentMatrix")
-        key = tuple(grid) if grid is not None else (0, 0)
-        if key not in _grids:
-            _grids[key] = _accrete.Grid(*key)
-        self._m = cls(m, n, _grids[key], block[0], block[1], strategy, buffer_cap, bool(reproducible), merge,
-                      bool(atomic_updates))
+        def prepare():
+            cls = _typed(_MATRIX_TYPES, dtype, "ConvergentMatrix")
+            key = tuple(int(x) for x in grid) if grid is not None else (0, 0)
+            if key not in _grids:
+                _grids[key] = _accrete.Grid(*key)
+            return cls, (int(m), int(n), _grids[key], int(block[0]), int(block[1]), str(strategy), int(buffer_cap),
+                         bool(reproducible), str(merge), bool(atomic_updates))
+
+        cls, args = _prepare("ConvergentMatrix", prepare)
+        self._m = cls(*args)
         self.dtype = np.dtype(dtype)
 
     shape = property(lambda self: self._m.shape)
@@ -269,9 +286,14 @@ class DistArray:
     def __init__(self, rows: int, cols: int, dtype=np.float64, distribution: str = "block",
                  grid: Optional[Tuple[int, int]] = None, block: Tuple[int, int] = (64, 64),
                  row_bounds: Sequence[int] = (), col_bounds: Sequence[int] = ()):
-        cls = _typed(_ARRAY_TYPES, dtype, "DistArray")
-        pr, pc = grid if grid is not None else (0, 0)
-        self._a = cls(distribution, rows, cols, pr, pc, block[0], block[1], list(row_bounds), list(col_bounds))
+        def prepare():
+            cls = _typed(_ARRAY_TYPES, dtype, "DistArray")
+            pr, pc = (int(x) for x in grid) if grid is not None else (0, 0)
+            return cls, (str(distribution), int(rows), int(cols), pr, pc, int(block[0]), int(block[1]),
+                         [int(x) for x in row_bounds], [int(x) for x in col_bounds])
+
+        cls, args = _prepare("DistArray", prepare)
+        self._a = cls(*args)
         self.dtype = np.dtype(dtype)
 
     shape = property(lambda self: self._a.shape)
@@ -367,7 +389,7 @@ class Counter:
     before adding. Construction and reset() are collective."""
 
     def __init__(self, initial: int = 0):
-        self._c = _accrete.Counter(initial)
+        self._c = _accrete.Counter(_prepare("Counter", lambda: int(initial)))
 
     def fetch_add(self, n: int = 1) -> int:
         return self._c.fetch_add(n)

@@ -124,17 +124,22 @@ void coll_check_root(const char* what, int root, const team& t) {
 
 void coll_ibarrier(const team& t, completion done) {
   MPI_Comm c = comm_of("barrier_async", t);
+  const auto ticket = team_collective_begin("accrete::barrier_async", t, false);
   memory_sync();
   MPI_Request r;
   ibarrier(c, &r);
-  track_request(r, [d = std::move(done)] {
-    memory_sync();
-    d();
-  });
+  track_collective(
+      r,
+      [d = std::move(done)] {
+        memory_sync();
+        d();
+      },
+      ticket);
 }
 
 void coll_ibcast(void* buf, std::size_t bytes, int root, const team& t, completion done) {
   MPI_Comm c = comm_of("broadcast", t);
+  const auto ticket = team_collective_begin("accrete::broadcast", t, false);
   const std::size_t n = pieces_for(bytes);
   completion each = n == 1 ? std::move(done) : countdown(n, std::move(done));
   auto p = static_cast<std::byte*>(buf);
@@ -143,7 +148,7 @@ void coll_ibcast(void* buf, std::size_t bytes, int root, const team& t, completi
     int len = int(std::min(max_chunk, bytes - std::min(bytes, off)));
     MPI_Request r;
     ACCRETE_MPI(MPI_Ibcast(p + off, len, MPI_BYTE, root, c, &r));
-    track_request(r, each);
+    track_collective(r, each, ticket);
   }
 }
 
@@ -151,7 +156,7 @@ namespace {
 // Shared body of the built-in and user reductions: `count` elements of
 // `elem` bytes of `ty`, in pieces of at most max_chunk bytes.
 void ireduce(const void* src, void* dst, std::size_t count, std::size_t elem, MPI_Datatype ty, MPI_Op op, int root,
-             MPI_Comm c, int me, completion done) {
+             MPI_Comm c, int me, completion done, const collective_ticket& ticket) {
   const std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(max_chunk / elem, INT_MAX));
   const std::size_t n = count == 0 ? 1 : (count + per - 1) / per;
   completion each = n == 1 ? std::move(done) : countdown(n, std::move(done));
@@ -169,7 +174,7 @@ void ireduce(const void* src, void* dst, std::size_t count, std::size_t elem, MP
     } else {
       ACCRETE_MPI(MPI_Ireduce(s, nullptr, len, ty, op, root, c, &r));
     }
-    track_request(r, each);
+    track_collective(r, each, ticket);
   }
 }
 }  // namespace
@@ -177,12 +182,15 @@ void ireduce(const void* src, void* dst, std::size_t count, std::size_t elem, MP
 void coll_ireduce(const void* src, void* dst, std::size_t count, coll_type ty, coll_op op, int root, const team& t,
                   completion done) {
   MPI_Comm c = comm_of(root < 0 ? "reduce_all" : "reduce_one", t);
-  ireduce(src, dst, count, scalar_bytes(ty), mpi_type(ty), mpi_op(op), root, c, t.rank_me(), std::move(done));
+  const auto ticket = team_collective_begin(root < 0 ? "accrete::reduce_all" : "accrete::reduce_one", t, false);
+  ireduce(src, dst, count, scalar_bytes(ty), mpi_type(ty), mpi_op(op), root, c, t.rank_me(), std::move(done),
+          ticket);
 }
 
 void coll_ireduce_user(const void* src, void* dst, std::size_t count, std::size_t elem, coll_user_fn fn,
                        const void* ctx, int root, const team& t, completion done) {
   MPI_Comm c = comm_of(root < 0 ? "reduce_all" : "reduce_one", t);
+  const auto ticket = team_collective_begin(root < 0 ? "accrete::reduce_all" : "accrete::reduce_one", t, false);
   if (type_keyval == MPI_KEYVAL_INVALID)
     ACCRETE_MPI(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &type_keyval, nullptr));
   if (elem > std::size_t(INT_MAX)) throw error("accrete: reduction element larger than INT_MAX bytes");
@@ -200,11 +208,12 @@ void coll_ireduce_user(const void* src, void* dst, std::size_t count, std::size_
     MPI_Type_free(ty.get());
     d();
   };
-  ireduce(src, dst, count, elem, *ty, *op, root, c, t.rank_me(), std::move(fin));
+  ireduce(src, dst, count, elem, *ty, *op, root, c, t.rank_me(), std::move(fin), ticket);
 }
 
 void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, const team& t, completion done) {
   MPI_Comm c = comm_of("broadcast", t);
+  const auto ticket = team_collective_begin("accrete::broadcast", t, false);
   const int tag = next_bcast_tag(c);
   const int me = t.rank_me(), n = t.rank_n();
   auto size = std::make_shared<std::uint64_t>(me == root ? buf->size() : 0);
@@ -213,7 +222,7 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
   if (me == root) {
     const std::size_t pieces = buf->empty() ? 0 : pieces_for(buf->size());
     completion each = countdown(1 + pieces * std::size_t(n - 1), std::move(done));
-    track_request(r, [size, each] { each(); });
+    track_collective(r, [size, each] { each(); }, ticket);
     for (int dest = 0; dest < n; ++dest) {
       if (dest == root) continue;
       for_each_piece(buf->size(), [&](std::size_t off, int len) {
@@ -226,7 +235,7 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
   }
   // Non-root: learn the size, then receive the bytes from the root. Matching
   // is by tag, so the order in which members reach this step does not matter.
-  track_request(r, [size, buf, root, c, tag, d = std::move(done)]() mutable {
+  track_collective(r, [size, buf, root, c, tag, d = std::move(done)]() mutable {
     buf->resize(*size);
     if (buf->empty()) {
       d();
@@ -239,7 +248,7 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
       ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, root, tag, c, &q));
       track_request(q, [buf, each] { each(); });
     });
-  });
+  }, ticket);
 }
 
 }  // namespace detail

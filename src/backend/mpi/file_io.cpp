@@ -96,8 +96,9 @@ void file_io(MPI_Comm comm, const matrix_file& f, bool write) {
     MPI_Type_create_resized(cols, 0, MPI_Aint(bytes), &s.file_type);
     MPI_Type_free(&cols);
     MPI_Type_commit(&s.file_type);
-    // A strided vector moves a part with lld > local rows in place.
-    MPI_Type_vector(int(f.lcols), int(f.lrows), int(f.lld), etype, &s.mem_type);
+    // A strided vector moves a part with lld > local rows in place; the
+    // stride is in bytes (MPI_Aint), so any lld works.
+    MPI_Type_create_hvector(int(f.lcols), int(f.lrows), MPI_Aint(f.lld) * MPI_Aint(esize), etype, &s.mem_type);
     MPI_Type_commit(&s.mem_type);
     check_mpi(MPI_File_set_view(s.fh, 0, etype, s.file_type, "native", MPI_INFO_NULL), fn + ": MPI_File_set_view",
               f.path);
@@ -120,7 +121,6 @@ std::string matrix_file_limits(std::int64_t m, std::int64_t n, std::int64_t lrow
   if (lld < std::max<std::int64_t>(1, lrows))
     return "lld = " + std::to_string(lld) + " is below max(1, local rows) = " +
            std::to_string(std::max<std::int64_t>(1, lrows));
-  if (lld > int_max) return "lld = " + std::to_string(lld) + " exceeds MPI's int strides";
   return {};
 }
 

@@ -8,7 +8,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include "accrete/detail/env.hpp"
+#include "accrete/detail/strided_backend.hpp"
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"
 #include "accrete/runtime.hpp"
@@ -23,6 +27,45 @@ namespace {
 // Segments are carved in 64-byte multiples so every base stays cache-aligned.
 std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 }  // namespace
+
+namespace {
+// Every segment of the real node lives in its shared memory (/dev/shm for
+// both MPIs) and in its RAM. A segment that cannot fit fails here, naming
+// where its size came from, instead of inside the MPI's shared-memory setup
+// (an abort there, or a hang). Collective: every process learns whether any
+// node failed.
+void check_segment_fits(const std::string& source, bool from_option) {
+  MPI_Comm real_node;
+  ACCRETE_MPI(MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node));
+  int on_node = 1;
+  MPI_Comm_size(real_node, &on_node);
+  MPI_Comm_free(&real_node);
+  const unsigned __int128 need = (unsigned __int128)st.seg_bytes * unsigned(on_node);
+  unsigned __int128 have = (unsigned __int128)sysconf(_SC_PHYS_PAGES) * std::uint64_t(sysconf(_SC_PAGE_SIZE));
+  std::string where = "memory";
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) == 0 && fs.f_blocks > 0) {
+    const unsigned __int128 shm = (unsigned __int128)fs.f_blocks * fs.f_frsize;
+    if (shm < have) have = shm, where = "/dev/shm";
+  }
+  int bad_here = need > have ? 1 : 0, bad_anywhere = 0;
+  ACCRETE_MPI(MPI_Allreduce(&bad_here, &bad_anywhere, 1, MPI_INT, MPI_MAX, st.world));
+  if (!bad_anywhere) return;
+  auto gib = [](unsigned __int128 b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", double(b) / double(std::uint64_t(1) << 30));
+    return std::string(buf);
+  };
+  const std::string msg =
+      bad_here ? "accrete::init: " + source + ": " + std::to_string(on_node) + " processes on this node need " +
+                     gib(need) + " of shared memory for their segments, but the node has " + gib(have) + " (" +
+                     where + "); ask for less" + (from_option ? "" : " (the variable sets each process's segment)")
+               : "accrete::init: " + source + " does not fit the shared memory of another node (see its message)";
+  throw error(msg);
+}
+}  // namespace
+
+std::uint64_t generation_counter = 0;
 
 void backend_init(const init_options& opts) {
   if (st.up) throw collective_misuse("accrete::init: called twice without finalize");
@@ -59,41 +102,62 @@ void backend_init(const init_options& opts) {
     }
 #endif
   }
-  MPI_Comm_dup(MPI_COMM_WORLD, &st.world);
-  MPI_Comm_dup(MPI_COMM_WORLD, &st.am);
-  MPI_Comm_set_errhandler(st.world, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(st.am, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(st.world, &st.rank);
-  MPI_Comm_size(st.world, &st.size);
-
+  // A bad setting found from here on leaves nothing behind: the
+  // communicators are freed, and MPI finalized if accrete started it.
   int node_size = 0;
-  if (opts.node_size)
-    node_size = *opts.node_size;
-  else if (auto e = env_int("ACCRETE_NODE_SIZE", 0, INT32_MAX))
-    node_size = int(*e);
-  if (node_size < 0) throw error("accrete::init: negative node_size " + std::to_string(node_size));
-  MPI_Comm real_node;
-  MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node);
-  if (node_size > 0) {
-    int lr;
-    MPI_Comm_rank(real_node, &lr);
-    MPI_Comm_split(real_node, lr / node_size, lr, &st.node);
-    MPI_Comm_free(&real_node);
-  } else {
-    st.node = real_node;
-  }
-  MPI_Comm_size(st.node, &st.node_n);
+  try {
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.world);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.am);
+    MPI_Comm_set_errhandler(st.world, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(st.am, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(st.world, &st.rank);
+    MPI_Comm_size(st.world, &st.size);
 
-  std::size_t seg = std::size_t{256} << 20;
-  if (opts.segment_size) {
-    seg = *opts.segment_size;
-    if (seg < 64 || seg > (std::size_t{1} << 46))
-      throw std::invalid_argument("accrete::init: segment_size " + std::to_string(seg) +
-                                  " is outside [64, 2^46] bytes");
+    if (opts.node_size)
+      node_size = *opts.node_size;
+    else if (auto e = env_int("ACCRETE_NODE_SIZE", 0, INT32_MAX))
+      node_size = int(*e);
+    if (node_size < 0) throw error("accrete::init: negative node_size " + std::to_string(node_size));
+    MPI_Comm real_node;
+    MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node);
+    if (node_size > 0) {
+      int lr;
+      MPI_Comm_rank(real_node, &lr);
+      MPI_Comm_split(real_node, lr / node_size, lr, &st.node);
+      MPI_Comm_free(&real_node);
+    } else {
+      st.node = real_node;
+    }
+    MPI_Comm_size(st.node, &st.node_n);
+
+    std::size_t seg = std::size_t{256} << 20;
+    std::string seg_source = "the default segment size";
+    if (opts.segment_size) {
+      seg = *opts.segment_size;
+      seg_source = "init_options::segment_size = " + std::to_string(seg);
+      if (seg < 64 || seg > (std::size_t{1} << 46))
+        throw std::invalid_argument("accrete::init: segment_size " + std::to_string(seg) +
+                                    " is outside [64, 2^46] bytes");
+    } else if (auto e = env_bytes("ACCRETE_SEGMENT_SIZE", 64, std::size_t{1} << 46)) {
+      seg = *e;
+      seg_source = std::string("ACCRETE_SEGMENT_SIZE=") + std::getenv("ACCRETE_SEGMENT_SIZE");
+    }
+    st.seg_bytes = round_up(std::max<std::size_t>(seg, 64), 64);
+    st.verbose = opts.verbose.value_or(env_int("ACCRETE_VERBOSE", 0, INT32_MAX).value_or(0) != 0);
+    // The variables read later are checked here too, so that a bad value
+    // fails at init, naming it, whenever it would first be used.
+    (void)env_bytes("ACCRETE_AM_RING_BYTES", 0, std::size_t{1} << 30);
+    (void)env_seconds("ACCRETE_COMMIT_TIMEOUT");
+    (void)env_seconds("ACCRETE_COLLECTIVE_TIMEOUT");
+    (void)noncontig_method_from_env();
+    check_segment_fits(seg_source, opts.segment_size.has_value());
+  } catch (...) {
+    for (MPI_Comm* c : {&st.node, &st.am, &st.world})
+      if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+    if (st.owns_mpi) MPI_Finalize();
+    st.owns_mpi = false;
+    throw;
   }
-  else if (auto e = env_bytes("ACCRETE_SEGMENT_SIZE", 64, std::size_t{1} << 46))
-    seg = *e;
-  st.seg_bytes = round_up(std::max<std::size_t>(seg, 64), 64);
   std::byte* local = nullptr;
   open_windows(st.seg_bytes, &local, &st.node_win, &st.world_win, &st.world_is_node, st.bases);
   open_rings();
@@ -105,8 +169,9 @@ void backend_init(const init_options& opts) {
   st.flush_targets.clear();
   st.flush_all = false;
   st.sent.assign(st.size, 0);
-  st.verbose = opts.verbose.value_or(env_int("ACCRETE_VERBOSE", 0, INT32_MAX).value_or(0) != 0);
   st.up = true;
+  st.generation = ++generation_counter;
+  watch_init();
   if (want_thread) start_progress_thread();
   if (st.verbose && st.rank == 0) {
     char ver[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -147,7 +212,15 @@ void backend_finalize() {
     idle_backoff(spins);
   }
   memory_sync();
-  MPI_Barrier(st.world);
+  {
+    // Timed: a process that never calls finalize is named.
+    const collective_ticket t = collective_begin("accrete::finalize");
+    MPI_Request r;
+    ibarrier(st.world, &r);
+    wait_request(&r, t);
+    collective_end(t);
+  }
+  watch_finalize();
   close_live_blocks();
   close_windows(st.node_win, st.world_win, st.world_is_node);
   st.node_win = st.world_win = MPI_WIN_NULL;
@@ -161,12 +234,14 @@ void backend_finalize() {
     if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
   st.channels.clear();
   st.up = false;
+  st.generation = 0;
   st.ready.clear();
   st.inbox.clear();
   if (st.owns_mpi) MPI_Finalize();
 }
 
 bool runtime_up() noexcept { return st.up; }
+std::uint64_t runtime_generation() noexcept { return st.generation; }
 
 void require_initialized(const char* what) {
   if (!st.up) throw not_initialized(std::string("accrete: ") + what + " called while the runtime is not initialized");

@@ -30,7 +30,7 @@ void close_node_sync() {
 
 bool world_on_one_node() noexcept { return st.world_is_node; }
 
-void node_barrier() {
+void node_barrier(const collective_ticket* t) {
   require_initialized("barrier()");
   memory_sync();
   const std::uint64_t g = std::atomic_ref(*st.sync_gen).load(std::memory_order_acquire);
@@ -43,6 +43,7 @@ void node_barrier() {
     while (std::atomic_ref(*st.sync_gen).load(std::memory_order_acquire) == g) {
       user_progress();
       idle_backoff(spins);
+      if (t) collective_check(*t);
     }
   }
   memory_sync();

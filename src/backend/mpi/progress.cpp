@@ -72,16 +72,22 @@ bool test_requests() {
     auto& c = st.req_done[idx[i]];
     if (c) st.ready.push_back(std::move(c));
     c = nullptr;
+    if (auto& t = st.req_ticket[idx[i]]) {
+      t.reset();
+      --st.watched;
+    }
   }
   std::size_t w = 0;
   for (std::size_t i = 0; i < st.reqs.size(); ++i) {
     if (st.reqs[i] == MPI_REQUEST_NULL) continue;
     st.reqs[w] = st.reqs[i];
     st.req_done[w] = std::move(st.req_done[i]);
+    st.req_ticket[w] = std::move(st.req_ticket[i]);
     ++w;
   }
   st.reqs.resize(w);
   st.req_done.resize(w);
+  st.req_ticket.resize(w);
   return true;
 }
 }  // namespace
@@ -190,6 +196,16 @@ void track_request(MPI_Request r, completion done) {
   backend_guard g;
   st.reqs.push_back(r);
   st.req_done.push_back(std::move(done));
+  st.req_ticket.emplace_back();
+}
+
+void track_collective(MPI_Request r, completion done, const collective_ticket& t) {
+  backend_guard g;
+  track_request(r, std::move(done));
+  if (collective_timeout() > 0) {
+    st.req_ticket.back() = std::make_shared<const collective_ticket>(t);
+    ++st.watched;
+  }
 }
 
 // ---- progress -----------------------------------------------------------------
@@ -218,6 +234,7 @@ bool poll_impl(bool rings) {
     st.skipped_probes = 0;
     got |= receive_messages();
   }
+  if (st.watched) watch_poll();
   return rma_done || req_done || got;
 }
 

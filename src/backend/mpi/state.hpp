@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "accrete/detail/backend.hpp"
+#include "accrete/team.hpp"
 #include "backend/mpi/mpi_check.hpp"
 #include "backend/mpi/shm_ring.hpp"
 
@@ -39,6 +40,7 @@ struct pending_send {
 
 struct state_t {
   bool up = false;
+  std::uint64_t generation = 0;  // runtime_generation(): which init() this runtime is, 0 when down
   bool owns_mpi = false;
   bool verbose = false;
   int rank = 0, size = 1;
@@ -57,6 +59,11 @@ struct state_t {
   int progress_depth = 0;                  // nesting of user_progress()
   std::vector<MPI_Request> reqs;        // other outstanding requests
   std::vector<completion> req_done;
+  // Parallel to reqs: the collective a request belongs to, watched for
+  // ACCRETE_COLLECTIVE_TIMEOUT (null: not a collective, or no timeout);
+  // `watched` counts the non-null ones.
+  std::vector<std::shared_ptr<const collective_ticket>> req_ticket;
+  std::size_t watched = 0;
   std::vector<int> req_idx;  // scratch for MPI_Testsome
   std::deque<completion> ready;
   // counted completions (see put_remote): issued, and flushed but not yet
@@ -171,6 +178,15 @@ std::vector<void*> shared_bases(MPI_Win w, void* mine);
 void close_live_blocks();
 // progress.cpp
 void note_flush_target(int rank);
+/// track_request for a collective's request, watched under
+/// ACCRETE_COLLECTIVE_TIMEOUT.
+void track_collective(MPI_Request r, completion done, const collective_ticket& t);
+// collective_watch.cpp: the records and the timeout (init and finalize),
+// the check internal progress makes, and a wait on one request with it.
+void watch_init();
+void watch_finalize() noexcept;
+void watch_poll();
+void wait_request(MPI_Request* r, const collective_ticket& t);
 // Starts the progress thread (the last step of init) / stops and joins it
 // (the first step of finalize).
 void start_progress_thread();
@@ -185,5 +201,7 @@ void dispatch(int source, std::span<const std::byte> msg);
 // node_barrier.cpp
 void open_node_sync();
 void close_node_sync();
+// team.cpp: collective_begin for a collective on team `t`.
+collective_ticket team_collective_begin(const char* what, const team& t, bool blocking);
 
 }  // namespace accrete::detail

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accrete/detail/strided_backend.hpp"
+#include "accrete/detail/env.hpp"
 #include "accrete/error.hpp"
 #include "backend/mpi/state.hpp"
 #include "backend/mpi/type_cache.hpp"
@@ -28,16 +29,20 @@ std::string sstr(std::int64_t v) { return std::to_string(v); }
 
 // ---- method selection ----------------------------------------------------------
 
-noncontig_method method_from_env() {
-  const char* e = std::getenv("ACCRETE_NONCONTIG");
-  if (!e || !*e || std::strcmp(e, "auto") == 0) return noncontig_method::automatic;
-  if (std::strcmp(e, "datatype") == 0) return noncontig_method::datatype;
-  if (std::strcmp(e, "batched") == 0) return noncontig_method::batched;
-  throw error(std::string("accrete: bad ACCRETE_NONCONTIG '") + e + "' (auto, datatype or batched)");
+}  // namespace
+
+noncontig_method noncontig_method_from_env() {
+  const auto e = env_word("ACCRETE_NONCONTIG");
+  if (!e || *e == "auto") return noncontig_method::automatic;
+  if (*e == "datatype") return noncontig_method::datatype;
+  if (*e == "batched") return noncontig_method::batched;
+  throw error("accrete: ACCRETE_NONCONTIG='" + *e + "' is not auto, datatype or batched");
 }
 
+namespace {
+
 noncontig_method& method_setting() {
-  static noncontig_method m = method_from_env();
+  static noncontig_method m = noncontig_method_from_env();
   return m;
 }
 

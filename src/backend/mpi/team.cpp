@@ -18,9 +18,35 @@ std::unique_ptr<team> world_team, node_team;
 }
 
 namespace detail {
+struct team_access {
+  static void set_key(team& t, std::uint64_t k) noexcept { t.key_ = k; }
+  static std::uint64_t key(const team& t) noexcept { return t.key_; }
+  static const std::vector<int>& members(const team& t) noexcept { return t.world_ranks_; }
+  static std::uint64_t next_split(const team& t) noexcept { return t.splits_++; }
+};
+
+namespace {
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) noexcept {
+  std::uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return (z ^ (z >> 31)) | 2;  // never 0 (unused) or 1 (the world)
+}
+}  // namespace
+
 void team_init() {
   world_team = std::make_unique<team>(world_comm(), false);
   node_team = std::make_unique<team>(node_comm(), false);
+  team_access::set_key(*world_team, world_team_key);
+  // Every member of a node names it by its first world rank.
+  team_access::set_key(*node_team, mix(2, std::uint64_t(node_team->to_world(0))));
+}
+
+collective_ticket team_collective_begin(const char* what, const team& t, bool blocking) {
+  const auto& m = team_access::members(t);
+  const std::uint64_t key = team_access::key(t);
+  return collective_begin(what, key, key == world_team_key ? std::span<const int>() : std::span<const int>(m),
+                          blocking);
 }
 void team_finalize() {
   world_team.reset();
@@ -52,6 +78,8 @@ team& team::operator=(team&& o) noexcept {
     owned_ = std::exchange(o.owned_, false);
     rank_ = std::exchange(o.rank_, -1);
     world_ranks_ = std::move(o.world_ranks_);
+    key_ = std::exchange(o.key_, 0);
+    splits_ = std::exchange(o.splits_, 0);
   }
   return *this;
 }
@@ -91,11 +119,23 @@ team team::split(int color, int key) const {
   detail::require_initialized("team::split()");
   if (color < 0 && color != MPI_UNDEFINED)
     throw std::invalid_argument("accrete::team::split: negative color " + std::to_string(color));
+  const std::uint64_t nth = detail::team_access::next_split(*this);
+  // MPI_Comm_split blocks inside MPI: a timed barrier first, so that a
+  // member that never splits is named rather than waited for.
+  {
+    const auto t = detail::team_collective_begin("accrete::team::split", *this, true);
+    MPI_Request r;
+    detail::ibarrier(comm_, &r);
+    detail::wait_request(&r, t);
+    detail::collective_end(t);
+  }
   MPI_Comm c;
   ACCRETE_MPI(MPI_Comm_split(comm_, color, key, &c));
   if (c == MPI_COMM_NULL) return team();
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-  return team(c, true);
+  team out(c, true);
+  out.key_ = detail::mix(detail::mix(key_, std::uint64_t(std::uint32_t(color))), nth);
+  return out;
 }
 
 team& world() {
@@ -109,10 +149,13 @@ team& local_team() {
 
 void barrier(const team& t) {
   detail::require_initialized("barrier()");
+  if (t.mpi_comm() == MPI_COMM_NULL) throw error("accrete::barrier: empty team (moved-from or not a member)");
+  const auto ticket = detail::team_collective_begin("accrete::barrier", t, true);
   // The world on one node and the node team synchronise through shared
   // memory; other teams through MPI_Ibarrier.
   if (t.mpi_comm() == detail::node_comm() || (t.mpi_comm() == detail::world_comm() && detail::world_on_one_node())) {
-    detail::node_barrier();
+    detail::node_barrier(&ticket);
+    detail::collective_end(ticket);
     return;
   }
   detail::memory_sync();
@@ -125,7 +168,9 @@ void barrier(const team& t) {
     if (done) break;
     detail::user_progress();
     detail::idle_backoff(spins);
+    detail::collective_check(ticket);
   }
+  detail::collective_end(ticket);
   detail::memory_sync();
 }
 
@@ -168,6 +213,7 @@ dist_key dist_next_key(const team& t) {
       // all of them, and each then moves past it.
       std::uint64_t mine = next_team_id;
       MPI_Request req;
+      const auto ticket = team_collective_begin("accrete::dist_object (first on its team)", t, true);
       ACCRETE_MPI(MPI_Iallreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MAX, comm, &req));
       unsigned spins = 0;
       for (;;) {
@@ -176,7 +222,9 @@ dist_key dist_next_key(const team& t) {
         if (done) break;
         user_progress();
         idle_backoff(spins);
+        collective_check(ticket);
       }
+      collective_end(ticket);
       next_team_id = id + 1;
     }
     ids = new team_ids{id, 0};

@@ -188,6 +188,8 @@ std::vector<shared_block::windows*>& live_blocks() {
 }
 }  // namespace
 
+std::size_t live_shared_blocks() noexcept { return live_blocks().size(); }
+
 void close_live_blocks() {
   for (auto* w : live_blocks()) w->close();
   live_blocks().clear();
@@ -290,7 +292,10 @@ type_cache& datatype_cache() {
 }
 
 namespace {
-// rows x cols elements at leading dimension ld, as one committed type.
+// rows x cols elements at leading dimension ld, as one committed type. The
+// stride goes to MPI in bytes as an MPI_Aint (hvector): an int stride would
+// cut an ld above INT_MAX (2^32 + 1 became 1, and 2^31 + 1 a negative
+// stride that wrote before the buffer). Callers keep rows x cols <= INT_MAX.
 MPI_Datatype rect_type(scalar_type t, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
   if (cols == 1 || ld == rows) {
     rows *= cols;
@@ -303,11 +308,25 @@ MPI_Datatype rect_type(scalar_type t, std::int64_t rows, std::int64_t cols, std:
     if (cols == 1)
       ACCRETE_MPI(MPI_Type_contiguous(int(rows), mpi_type(t), &d));
     else
-      ACCRETE_MPI(MPI_Type_vector(int(cols), int(rows), int(ld), mpi_type(t), &d));
+      ACCRETE_MPI(MPI_Type_create_hvector(int(cols), int(rows), MPI_Aint(ld) * MPI_Aint(scalar_bytes(t)),
+                                          mpi_type(t), &d));
     ACCRETE_MPI(MPI_Type_commit(&d));
     return d;
   });
 }
+
+// Accumulates of complex elements travel as sums of their real and
+// imaginary parts: Open MPI 4.1.4's osc/rdma adds MPI_C_FLOAT_COMPLEX wrongly
+// on a window from MPI_Win_create (the mixed layout: every element of a
+// dist_array<complex<float>> acc came out wrong), and a sum of complex
+// numbers is exactly the sum of the float pairs. Returns the type to use and
+// how many of it make one element.
+std::pair<scalar_type, std::int64_t> acc_parts(scalar_type t) {
+  if (t == scalar_type::c32) return {scalar_type::f32, 2};
+  if (t == scalar_type::c64) return {scalar_type::f64, 2};
+  return {t, 1};
+}
+
 void issue(shared_block::rma_op op, void* o, int count, MPI_Datatype ot, int rank, MPI_Aint disp, MPI_Datatype tt,
            MPI_Win w) {
   switch (op) {
@@ -336,17 +355,28 @@ void complete_locally(int rank, MPI_Win w) { ACCRETE_MPI(MPI_Win_flush_local(ran
 void shared_block::rect(rma_op op, int rank, std::size_t offset, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                         scalar_type t, void* origin, std::int64_t origin_ld) const {
   if (rows <= 0 || cols <= 0) return;
-  if (rows > std::int64_t(INT_MAX))
-    throw error("accrete::shared_block::rect: " + std::to_string(rows) + " rows exceed one MPI operation");
+  if (op == rma_op::acc) {
+    const auto [pt, k] = acc_parts(t);
+    t = pt;
+    rows *= k;
+    ld *= k;
+    origin_ld *= k;
+  }
   const std::size_t es = scalar_bytes(t);
-  // MPI counts are int: columns go in chunks of at most INT_MAX elements.
-  const std::int64_t chunk = std::max<std::int64_t>(1, std::int64_t(INT_MAX) / rows);
-  for (std::int64_t c0 = 0; c0 < cols; c0 += chunk) {
-    const std::int64_t nc = std::min(chunk, cols - c0);
-    MPI_Datatype ot = rect_type(t, rows, nc, origin_ld), tt = rect_type(t, rows, nc, ld);
-    auto* o = static_cast<std::byte*>(origin) + std::size_t(c0 * origin_ld) * es;
-    const auto disp = MPI_Aint(offset + std::size_t(c0 * ld) * es);
-    issue(op, o, 1, ot, rank, disp, tt, wins_->world);
+  // MPI counts are int: a column taller than INT_MAX elements goes in row
+  // pieces, and each operation moves at most INT_MAX elements (whole
+  // columns of the piece).
+  const std::int64_t max_rows = std::int64_t(INT_MAX);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += max_rows) {
+    const std::int64_t nr = std::min(max_rows, rows - r0);
+    const std::int64_t chunk = std::max<std::int64_t>(1, max_rows / nr);
+    for (std::int64_t c0 = 0; c0 < cols; c0 += chunk) {
+      const std::int64_t nc = std::min(chunk, cols - c0);
+      MPI_Datatype ot = rect_type(t, nr, nc, origin_ld), tt = rect_type(t, nr, nc, ld);
+      auto* o = static_cast<std::byte*>(origin) + std::size_t(c0 * origin_ld + r0) * es;
+      const auto disp = MPI_Aint(offset + std::size_t(c0 * ld + r0) * es);
+      issue(op, o, 1, ot, rank, disp, tt, wins_->world);
+    }
   }
   wins_->issued(rank);
   complete_locally(rank, wins_->world);
@@ -356,17 +386,23 @@ void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<c
                             scalar_type t, void* origin) const {
   const std::size_t n = disps.size();
   if (n == 0) return;
-  if (n > std::size_t(INT_MAX))
-    throw error("accrete::shared_block::elements: " + std::to_string(n) + " elements exceed one MPI operation");
   const std::size_t es = scalar_bytes(t);
-  // Irregular lists: one type per call (not cached), freed once issued.
-  std::vector<MPI_Aint> bytes(n);
-  for (std::size_t k = 0; k < n; ++k) bytes[k] = MPI_Aint(std::size_t(disps[k]) * es);
-  MPI_Datatype tt, ot = mpi_type(t);
-  ACCRETE_MPI(MPI_Type_create_hindexed_block(int(n), 1, bytes.data(), ot, &tt));
-  ACCRETE_MPI(MPI_Type_commit(&tt));
-  issue(op, origin, int(n), ot, rank, MPI_Aint(offset), tt, wins_->world);
-  MPI_Type_free(&tt);
+  const auto [pt, k] = op == rma_op::acc ? acc_parts(t) : std::pair{t, std::int64_t{1}};
+  const MPI_Datatype ot = mpi_type(pt);
+  // Irregular lists: one type per piece of at most INT_MAX / 2 elements (not
+  // cached), freed once issued.
+  const std::size_t piece = std::size_t(INT_MAX) / 2;
+  std::vector<MPI_Aint> bytes(std::min(n, piece));
+  for (std::size_t first = 0; first < n; first += piece) {
+    const std::size_t m = std::min(piece, n - first);
+    for (std::size_t q = 0; q < m; ++q) bytes[q] = MPI_Aint(std::size_t(disps[first + q]) * es);
+    MPI_Datatype tt;
+    ACCRETE_MPI(MPI_Type_create_hindexed_block(int(m), int(k), bytes.data(), ot, &tt));
+    ACCRETE_MPI(MPI_Type_commit(&tt));
+    issue(op, static_cast<std::byte*>(origin) + first * es, int(std::size_t(k) * m), ot, rank, MPI_Aint(offset), tt,
+          wins_->world);
+    MPI_Type_free(&tt);
+  }
   wins_->issued(rank);
   complete_locally(rank, wins_->world);
 }

@@ -106,34 +106,55 @@ request world_ibarrier(int channel) {
   return r;
 }
 
-std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine) {
+void wait_collective(request& r, const collective_ticket& t) {
+  if (!r.pending()) return;
+  wait_request(request_access::raw(r), t);
+  r = request();
+}
+
+// The blocking world collectives of data structures: non-blocking MPI
+// waited for with internal progress, so that ACCRETE_COLLECTIVE_TIMEOUT can
+// name a process that never calls them.
+namespace {
+template <class Start>
+void timed(const char* what, Start&& start) {
+  const collective_ticket t = collective_begin(what);
+  MPI_Request r;
+  {
+    backend_guard g;
+    start(&r);
+  }
+  wait_request(&r, t);
+  collective_end(t);
+}
+}  // namespace
+
+std::vector<std::int64_t> world_allgather(std::span<const std::int64_t> mine, const char* what) {
   const int k = int(mine.size());
   std::vector<std::int64_t> all(std::size_t(st.size) * mine.size());
-  ACCRETE_MPI(MPI_Allgather(mine.data(), k, MPI_INT64_T, all.data(), k, MPI_INT64_T, st.world));
+  timed(what, [&](MPI_Request* r) {
+    ACCRETE_MPI(MPI_Iallgather(mine.data(), k, MPI_INT64_T, all.data(), k, MPI_INT64_T, st.world, r));
+  });
   return all;
 }
 
-void world_allreduce_sum(void* inout, int count, scalar_type t) {
-  ACCRETE_MPI(MPI_Allreduce(MPI_IN_PLACE, inout, count, mpi_type(t), MPI_SUM, st.world));
+void world_allreduce_sum(void* inout, int count, scalar_type t, const char* what) {
+  timed(what, [&](MPI_Request* r) {
+    ACCRETE_MPI(MPI_Iallreduce(MPI_IN_PLACE, inout, count, mpi_type(t), MPI_SUM, st.world, r));
+  });
 }
 
-std::int64_t world_min(std::int64_t mine) {
+std::int64_t world_min(std::int64_t mine, const char* what) {
   std::int64_t out = 0;
-  ACCRETE_MPI(MPI_Allreduce(&mine, &out, 1, MPI_INT64_T, MPI_MIN, st.world));
+  timed(what, [&](MPI_Request* r) {
+    ACCRETE_MPI(MPI_Iallreduce(&mine, &out, 1, MPI_INT64_T, MPI_MIN, st.world, r));
+  });
   return out;
 }
 
 void world_abort(int code) {
   MPI_Abort(st.world, code);
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
-}
-
-void agree_on_arguments(std::exception_ptr local, const char* what) {
-  const std::int64_t first = world_min(local ? st.rank : INT_MAX);
-  if (first == INT_MAX) return;
-  if (local) std::rethrow_exception(local);
-  throw collective_misuse(std::string("accrete::") + what + ": the arguments were rejected on rank " +
-                          std::to_string(first) + " (see its exception); every process gives up together");
 }
 
 std::vector<std::byte> alltoallv_bytes(const std::byte* sbuf, const std::vector<std::size_t>& scount,
@@ -145,7 +166,12 @@ std::vector<std::byte> alltoallv_bytes(const std::byte* sbuf, const std::vector<
   const int np = st.size;
   static_assert(sizeof(std::size_t) == sizeof(std::uint64_t));
   rcount.assign(std::size_t(np), 0);
-  ACCRETE_MPI(MPI_Alltoall(scount.data(), 1, MPI_UINT64_T, rcount.data(), 1, MPI_UINT64_T, comm));
+  {
+    request r;
+    ACCRETE_MPI(MPI_Ialltoall(scount.data(), 1, MPI_UINT64_T, rcount.data(), 1, MPI_UINT64_T, comm,
+                              request_access::start(r)));
+    wait(r);
+  }
   rdisp.assign(std::size_t(np) + 1, 0);
   for (int k = 0; k < np; ++k) rdisp[k + 1] = rdisp[k] + rcount[k];
   std::vector<std::byte> rbuf(rdisp[np]);
@@ -157,7 +183,11 @@ std::vector<std::byte> alltoallv_bytes(const std::byte* sbuf, const std::vector<
     big[0] = std::max<std::uint64_t>({big[0], scount[k], rcount[k]});
     big[1] = std::max<std::uint64_t>({big[1], sdisp[k] + scount[k], rdisp[k + 1]});
   }
-  ACCRETE_MPI(MPI_Allreduce(big, all_big, 2, MPI_UINT64_T, MPI_MAX, comm));
+  {
+    request r;
+    ACCRETE_MPI(MPI_Iallreduce(big, all_big, 2, MPI_UINT64_T, MPI_MAX, comm, request_access::start(r)));
+    wait(r);
+  }
   std::vector<int> sc(np), sd(np), rc(np), rd(np);
   if (all_big[0] <= int_limit && all_big[1] <= int_limit) {
     for (int k = 0; k < np; ++k) {
