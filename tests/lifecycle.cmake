@@ -43,3 +43,13 @@ foreach(ns 0 1)
     set_tests_properties(${_name} PROPERTIES TIMEOUT 120 ENVIRONMENT "${_env}" PROCESSORS ${np} LABELS sanitize)
   endforeach()
 endforeach()
+
+# A dist_array part taller than INT_MAX rows over MPI: a put of the whole
+# part goes in row pieces MPI can count (tests/tall_part_test.cpp). Needs
+# 8 GiB of shared memory; run it alone.
+add_executable(tall_part_test tall_part_test.cpp)
+target_link_libraries(tall_part_test PRIVATE accrete::accrete)
+add_test(NAME tall_part_test.np2.node1
+  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:tall_part_test>)
+set_tests_properties(tall_part_test.np2.node1 PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE
+  ENVIRONMENT "${ACCRETE_MPI_ENV};ACCRETE_NODE_SIZE=1")

@@ -60,10 +60,14 @@ const elem_ops& ops_of() {
   return ops;
 }
 
-// Visits every element of this process's part: f(column pointer, rows).
-template <class T, class F>
-void for_each_column(T* base, std::int64_t lld, std::int64_t lrows, std::int64_t lcols, F&& f) {
-  for (std::int64_t j = 0; j < lcols; ++j) f(base + j * lld, lrows);
+// Visits every element of this process's part: f(offset of the element).
+// A part without rows has no element, whatever its column count (an empty
+// 0 x 2^40 array has 2^40 / P columns per part: not a loop to run).
+template <class F>
+void for_each_element(std::int64_t lld, std::int64_t lrows, std::int64_t lcols, F&& f) {
+  if (lrows <= 0) return;
+  for (std::int64_t j = 0; j < lcols; ++j)
+    for (std::int64_t i = 0; i < lrows; ++i) f(j * lld + i);
 }
 
 }  // namespace
@@ -193,9 +197,7 @@ void dist_array<T>::fill(T value) {
   core_->enter("fill", {detail::value_arg("value", value)});
   core_->sync("fill");
   T* a = reinterpret_cast<T*>(core_->local("fill"));
-  detail::for_each_column(a, lld(), local_rows(), local_cols(), [&](T* c, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) c[i] = value;
-  });
+  detail::for_each_element(lld(), local_rows(), local_cols(), [&](std::int64_t e) { a[e] = value; });
   core_->sync("fill");
 }
 template <class T>
@@ -207,9 +209,7 @@ void dist_array<T>::scale(T alpha) {
   core_->enter("scale", {detail::value_arg("alpha", alpha)});
   core_->sync("scale");
   T* a = reinterpret_cast<T*>(core_->local("scale"));
-  detail::for_each_column(a, lld(), local_rows(), local_cols(), [&](T* c, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) c[i] *= alpha;
-  });
+  detail::for_each_element(lld(), local_rows(), local_cols(), [&](std::int64_t e) { a[e] *= alpha; });
   core_->sync("scale");
 }
 template <class T>
@@ -231,11 +231,8 @@ void dist_array<T>::combine(const char* what, T alpha, const dist_array& x, T be
   T* a = reinterpret_cast<T*>(core_->local(what));
   const T* xa = reinterpret_cast<const T*>(x.core_->local(what));
   const T* ya = reinterpret_cast<const T*>(y.core_->local(what));
-  for (std::int64_t j = 0; j < local_cols(); ++j)
-    for (std::int64_t i = 0; i < local_rows(); ++i) {
-      const std::int64_t e = j * lld() + i;
-      a[e] = alpha * xa[e] + beta * ya[e];
-    }
+  detail::for_each_element(lld(), local_rows(), local_cols(),
+                           [&](std::int64_t e) { a[e] = alpha * xa[e] + beta * ya[e]; });
   core_->sync(what);
 }
 template <class T>
@@ -249,8 +246,7 @@ T dist_array<T>::dot(const dist_array& other) const {
   const T* a = reinterpret_cast<const T*>(core_->local("dot"));
   const T* b = reinterpret_cast<const T*>(other.core_->local("dot"));
   T s = T(0);
-  for (std::int64_t j = 0; j < local_cols(); ++j)
-    for (std::int64_t i = 0; i < local_rows(); ++i) s += a[j * lld() + i] * b[j * lld() + i];
+  detail::for_each_element(lld(), local_rows(), local_cols(), [&](std::int64_t e) { s += a[e] * b[e]; });
   detail::world_allreduce_sum(&s, 1, detail::element_type_of<T>(), "accrete::dist_array::dot");
   return s;
 }
@@ -260,8 +256,7 @@ double dist_array<T>::norm() const {
   core_->sync("norm");
   const T* a = reinterpret_cast<const T*>(core_->local("norm"));
   double s = 0;
-  for (std::int64_t j = 0; j < local_cols(); ++j)
-    for (std::int64_t i = 0; i < local_rows(); ++i) s += double(std::norm(a[j * lld() + i]));
+  detail::for_each_element(lld(), local_rows(), local_cols(), [&](std::int64_t e) { s += double(std::norm(a[e])); });
   detail::world_allreduce_sum(&s, 1, detail::scalar_type::f64, "accrete::dist_array::norm");
   return std::sqrt(s);
 }
@@ -330,11 +325,7 @@ void dist_array<T>::symmetrize() {
   transpose_into(t);
   T* a = reinterpret_cast<T*>(core_->local("symmetrize"));
   const T* b = reinterpret_cast<const T*>(t.core_->local("symmetrize"));
-  for (std::int64_t j = 0; j < local_cols(); ++j)
-    for (std::int64_t i = 0; i < local_rows(); ++i) {
-      const std::int64_t e = j * lld() + i;
-      a[e] = (a[e] + b[e]) / T(2);
-    }
+  detail::for_each_element(lld(), local_rows(), local_cols(), [&](std::int64_t e) { a[e] = (a[e] + b[e]) / T(2); });
   core_->sync("symmetrize");
 }
 

@@ -10,17 +10,7 @@
 #include <string.h>
 
 #include "accrete/c/accrete.h"
-
-static int failures = 0;
-static int me = 0, np = 1;
-
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      ++failures;                                                                         \
-      fprintf(stderr, "[%d] %s:%d: CHECK(%s) failed\n", me, __FILE__, __LINE__, #cond); \
-    }                                                                                     \
-  } while (0)
+#include "c_checks.h"
 
 /* A collective call that rank `odd` gives a bad argument: it must get
  * ACCRETE_ERR_ARG with `text` in its message; every other rank

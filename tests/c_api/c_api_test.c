@@ -13,19 +13,10 @@
 #include <string.h>
 
 #include "accrete/c/accrete.h"
+#include "c_checks.h"
 
-static int failures = 0;
-static int me = 0, np = 1;
 /* Files of this run (ctest runs several P at once in one directory). */
 static char path_f[64], path_d[64];
-
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      ++failures;                                                           \
-      fprintf(stderr, "[%d] %s:%d: CHECK(%s) failed\n", me, __FILE__, __LINE__, #cond); \
-    }                                                                       \
-  } while (0)
 
 /* A call that must succeed. */
 #define OK(call)                                                                                          \
