@@ -11,6 +11,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <optional>
@@ -225,36 +226,58 @@ void bind_matrix(nb::module_& m, const char* name) {
       .def(
           "to_numpy",
           [](const M& a, int root) {
-            // Gathers every part on root (collective), then places each
-            // element by the block-cyclic map.
+            // Collective: every part goes to root, which places each element
+            // by the block-cyclic map. Point-to-point in pieces of at most
+            // 1 GiB, so no count or displacement is cut to MPI's int (a
+            // gather's displacements would be, past 2 GiB of matrix); root
+            // knows every part's size from the layout.
             const MPI_Comm comm = world().mpi_comm();
             const int P = rank_n(), me = rank_me();
-            if (root < 0 || root >= P) throw std::out_of_range("to_numpy: root " + std::to_string(root));
-            std::vector<T> mine(static_cast<std::size_t>(a.local_rows() * a.local_cols()));
-            for (std::int64_t j = 0; j < a.local_cols(); ++j)
-              for (std::int64_t i = 0; i < a.local_rows(); ++i)
-                mine[std::size_t(i + j * a.local_rows())] = a.local()[i + j * a.lld()];
-            const int count = int(mine.size() * sizeof(T));
-            std::vector<int> counts(static_cast<std::size_t>(P)), displs(static_cast<std::size_t>(P));
-            MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm);
-            std::vector<T> all;
-            if (me == root) {
-              int off = 0;
-              for (int p = 0; p < P; ++p) displs[std::size_t(p)] = off, off += counts[std::size_t(p)];
-              all.resize(std::size_t(off) / sizeof(T));
-            }
-            MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, root,
-                        comm);
-            if (me != root) return nb::object(nb::none());
-            auto out = new_fortran<T>(a.rows(), a.cols());
+            std::exception_ptr bad;
+            if (root < 0 || root >= P)
+              bad = std::make_exception_ptr(
+                  std::out_of_range("to_numpy: root " + std::to_string(root) + " is outside [0, " +
+                                    std::to_string(P) + ")"));
+            const detail::collective_arg args[] = {{"root", root}};
+            detail::agree("ConvergentMatrix.to_numpy", bad, args);
+            constexpr int tag = 0x5ffe;  // below the tags broadcasts reserve (collectives.hpp)
+            constexpr std::size_t piece = std::size_t{1} << 30;
+            auto each_piece = [&](std::size_t bytes, auto&& f) {
+              for (std::size_t off = 0; off < bytes; off += piece) f(off, int(std::min(piece, bytes - off)));
+            };
             const block_cyclic& L = a.layout();
+            if (me != root) {
+              std::vector<T> mine(static_cast<std::size_t>(a.local_rows() * a.local_cols()));
+              for (std::int64_t j = 0; j < a.local_cols(); ++j)
+                for (std::int64_t i = 0; i < a.local_rows(); ++i)
+                  mine[std::size_t(i + j * a.local_rows())] = a.local()[i + j * a.lld()];
+              auto* bytes = reinterpret_cast<const std::byte*>(mine.data());
+              each_piece(mine.size() * sizeof(T), [&](std::size_t off, int n) {
+                MPI_Send(bytes + off, n, MPI_BYTE, root, tag, comm);
+              });
+              return nb::object(nb::none());
+            }
+            auto out = new_fortran<T>(a.rows(), a.cols());
+            std::vector<T> part;
             for (int p = 0; p < P; ++p) {
               const grid_coords rc = a.grid().coords_of(p);
               const std::int64_t lr = L.local_rows(rc.row), lc = L.local_cols(rc.col);
-              const T* src = all.data() + displs[std::size_t(p)] / int(sizeof(T));
+              const T* src = nullptr;
+              std::int64_t ld = lr;
+              if (p == me) {
+                src = a.local();
+                ld = a.lld();
+              } else {
+                part.resize(static_cast<std::size_t>(lr * lc));
+                auto* bytes = reinterpret_cast<std::byte*>(part.data());
+                each_piece(part.size() * sizeof(T), [&](std::size_t off, int n) {
+                  MPI_Recv(bytes + off, n, MPI_BYTE, p, tag, comm, MPI_STATUS_IGNORE);
+                });
+                src = part.data();
+              }
               for (std::int64_t j = 0; j < lc; ++j)
                 for (std::int64_t i = 0; i < lr; ++i)
-                  out.data()[L.global_row(rc.row, i) + L.global_col(rc.col, j) * a.rows()] = src[i + j * lr];
+                  out.data()[L.global_row(rc.row, i) + L.global_col(rc.col, j) * a.rows()] = src[i + j * ld];
             }
             return nb::cast(out);
           },

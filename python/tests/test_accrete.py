@@ -421,7 +421,13 @@ def test_collective_arguments_that_differ_raise_everywhere():
         accrete.ConvergentMatrix(8, 8, merge="avg" if ME == odd else "sum")
     with pytest.raises(RuntimeError, match="initial = 3 on rank"):
         accrete.Counter(3 if ME == odd else 0)
+    # A collective member: roots that differ.
+    H = accrete.ConvergentMatrix(8, 8)
+    H.commit()
+    with pytest.raises(RuntimeError, match=f"root = {odd} on rank {odd}"):
+        H.to_numpy(root=odd if ME == odd else 0)
     # Afterwards the same calls, agreed, work.
+    assert (H.to_numpy(root=odd) == 0).all() if ME == odd else H.to_numpy(root=odd) is None
     A = accrete.DistArray(4, 4)
     A[0:4, 0:4] = 1.0
     A.sync()

@@ -243,8 +243,8 @@ struct matrix_file {
 /// Collective over the world (MPI-IO; a write ends with a barrier, so the
 /// file is complete everywhere on return). A read checks the file holds
 /// exactly m * n elements and throws std::runtime_error naming both sizes
-/// otherwise; std::invalid_argument (on every process, via
-/// agree_on_arguments) if m, n or an lld exceed MPI's int.
+/// otherwise; std::invalid_argument (on every process, via agree) if m or
+/// n exceed MPI's int or a part's lld is below its rows.
 void world_matrix_file_io(const matrix_file& f, bool write);
 /// Blocking: the smallest value over all processes.
 std::int64_t world_min(std::int64_t mine, const char* what);
@@ -320,8 +320,6 @@ void construct_collectively(const char* what, Prepare&& prepare, Make&& make) {
   if (bad) agree(what, bad, std::span<const collective_arg>());  // throws on every process
   make();
 }
-/// agree() without arguments to compare.
-inline void agree_on_arguments(std::exception_ptr local, const char* what) { agree(what, local); }
 
 // ---- collective watch (ACCRETE_COLLECTIVE_TIMEOUT) -------------------------------------
 // Every accrete collective counts itself, per team, in a record of the

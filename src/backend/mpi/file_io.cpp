@@ -132,7 +132,7 @@ void world_matrix_file_io(const matrix_file& f, bool write) {
   std::exception_ptr bad;
   if (const std::string e = matrix_file_limits(f.m, f.n, f.lrows, f.lld); !e.empty())
     bad = std::make_exception_ptr(std::invalid_argument(std::string("accrete::") + f.what + ": " + e));
-  agree_on_arguments(bad, f.what);
+  agree((std::string("accrete::") + f.what).c_str(), bad);
   file_io(world_comm(), f, write);
 }
 
