@@ -112,12 +112,48 @@ fi
 
 before=$(rx_bytes)
 echo "hosts.sh: $hosts hosts x $ppn processes ($flavor), subnet $subnet.0/24: $*"
-# mpiexec runs on host 0, entered the way its other processes are. In the
-# background, so that a time-out's signal reaches the trap at once (bash
-# runs traps only between commands, and `wait` is interruptible).
-"$here/nsrsh" "$subnet.1" "$(printf '%q ' "${launch[@]}" "$@")" &
-wait $!
+# mpiexec runs on host 0, entered the way its other processes are, in the
+# background with its output in a file that is shown as it grows: the
+# loop below reads it, and a time-out's signal reaches the trap within a
+# fraction of a second (bash runs traps only between commands).
+out=$(mktemp)
+"$here/nsrsh" "$subnet.1" "$(printf '%q ' "${launch[@]}" "$@")" >"$out" 2>&1 &
+lpid=$!
+tail -n +1 -f --pid="$lpid" "$out" &
+tpid=$!
+# MPICH over UCX's TCP transport can hang in MPI_Finalize (openucx/ucx#8738,
+# multihost.cmake): at 2 x 1 rarely (once in CI, after every test had
+# passed; 240 runs here did not hang). The test programs' main (tests/test_main.cpp) prints
+# `accrete tests: every rank finished accrete::finalize; result: R` once
+# all ranks have agreed on the result, after the runtime's finalize and
+# before MPI_Finalize. If MPI_Finalize then does not return within a
+# minute, the program is stopped and its exit code is that agreed result,
+# with the reason printed. A hang anywhere before that line is still a
+# time-out.
+finalize_grace=${ACCRETE_MH_FINALIZE_GRACE:-60}
+agreed="" since="" stopped=0
+while kill -0 "$lpid" 2>/dev/null; do
+  if [ -z "$agreed" ]; then
+    agreed=$(sed -n 's/^accrete tests: every rank finished accrete::finalize; result: \([a-z]*\)$/\1/p' "$out" | head -n 1)
+    [ -n "$agreed" ] && since=$SECONDS
+  fi
+  if [ "$flavor" = mpich ] && [ -n "$agreed" ] && ((SECONDS - since > finalize_grace)); then
+    stopped=1
+    kill "$lpid" 2>/dev/null
+    break
+  fi
+  sleep 0.2
+done
+wait "$lpid"
 rc=$?
+wait "$tpid" 2>/dev/null
+if [ "$stopped" = 1 ]; then
+  echo "hosts.sh: every rank had passed accrete::finalize with result '$agreed', then MPI_Finalize did not" \
+       "return in $finalize_grace s (MPICH over UCX's TCP transport, openucx/ucx#8738); the program was stopped"
+  rc=1
+  [ "$agreed" = pass ] && rc=0
+fi
+rm -f "$out"
 after=$(rx_bytes)
 echo "hosts.sh: program exit $rc; $((after - before)) bytes crossed the hosts' links"
 [ "$rc" = 0 ] || exit "$rc"
