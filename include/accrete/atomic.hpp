@@ -132,15 +132,15 @@ class atomic_domain {
       throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": offset " + std::to_string(p.offset()) +
                            " is not aligned to " + std::to_string(sizeof(T)) + " bytes");
   }
-  future<T> fetch(global_ptr<T> p, detail::atomic_op op, T v, const char* what) {
+  future<T> fetch(global_ptr<T> p, detail::atomic_op o, T v, const char* what) {
     check(p, what);
     T old{};
-    detail::atomic_fetch_op(p.where(), p.offset(), detail::scalar_type_of<T>(), op, &v, &old);
+    detail::atomic_fetch_op(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v, &old);
     return make_future(old);
   }
-  future<> apply(global_ptr<T> p, detail::atomic_op op, T v, const char* what) {
+  future<> apply(global_ptr<T> p, detail::atomic_op o, T v, const char* what) {
     check(p, what);
-    detail::atomic_accumulate(p.where(), p.offset(), detail::scalar_type_of<T>(), op, &v);
+    detail::atomic_accumulate(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v);
     return make_future();
   }
 

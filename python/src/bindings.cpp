@@ -416,6 +416,7 @@ void bind_linalg(nb::module_& la) {
 NB_MODULE(_accrete, m) {
   m.doc() = "accrete's C++ classes (use the accrete package, not this module)";
   m.attr("mpi_flavor") = ACCRETE_PY_MPI_FLAVOR;
+  m.attr("__version__") = ACCRETE_PY_VERSION;
 
   // ValueError for bad values (indices, shapes, sizes), RuntimeError for the
   // rest; nanobind's defaults would make std::out_of_range an IndexError.

@@ -34,6 +34,9 @@ def test_runtime_matches_mpi4py():
     assert wc.allreduce(ME) == P * (P - 1) // 2
     accrete.barrier()
     assert accrete.mpi_flavor in ("openmpi", "mpich")
+    # One version: the extension's (from CMake) and the installed package's.
+    from importlib.metadata import version
+    assert accrete.__version__ == version("accrete")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -1,10 +1,13 @@
 # cmake -P script: install accrete into a scratch prefix, then build and run
 # what a user would build against it, each on 2 processes:
-#  1. a C++-only CMake project (find_package(accrete 0.1)), choosing no MPI
-#     itself: the package config must pick the MPI accrete was built with;
+#  1. CMake projects (find_package(accrete 0.1)) in C++ only, C only,
+#     Fortran only and all three, choosing no MPI themselves: the package
+#     config must pick the MPI accrete was built with, for exactly the
+#     languages each enabled;
 #  2. a project asking for accrete 99.0, which must fail to configure;
 #  3. Makefile builds with only pkg-config: a C and a C++ program, and a
-#     Fortran one when the Fortran module was installed.
+#     Fortran one when the Fortran module was installed;
+#  4. every installed public header compiled with strict warnings as errors.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 separate_arguments(pre UNIX_COMMAND "${PREFLAGS}")
@@ -29,11 +32,23 @@ endfunction()
 
 step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
-# 1. C++-only CMake consumer.
-step("configure the C++-only CMake consumer" ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build
-     -DCMAKE_PREFIX_PATH=${prefix})
-step("build the C++-only CMake consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run_on_2("run the C++-only CMake consumer" ${WORK_DIR}/build/consumer)
+# 1. CMake consumers, one per language mix (Fortran ones when the module
+#    was installed).
+file(GLOB_RECURSE _mods ${prefix}/*/accrete.mod)
+function(cmake_consumer what dir)
+  step("configure the ${what} CMake consumer" ${CMAKE_COMMAND} -S ${dir} -B ${WORK_DIR}/${what}
+       -DCMAKE_PREFIX_PATH=${prefix})
+  step("build the ${what} CMake consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/${what})
+  foreach(prog ${ARGN})
+    run_on_2("run ${prog} of the ${what} CMake consumer" ${WORK_DIR}/${what}/${prog})
+  endforeach()
+endfunction()
+cmake_consumer(cxx-only ${SOURCE_DIR} consumer)
+cmake_consumer(c-only ${SOURCE_DIR}/c c_consumer)
+if(_mods)
+  cmake_consumer(fortran-only ${SOURCE_DIR}/fortran f_consumer)
+  cmake_consumer(mixed ${SOURCE_DIR}/mixed c_consumer cxx_consumer f_consumer)
+endif()
 
 # 2. The version file rejects a newer request.
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/version -B ${WORK_DIR}/version
@@ -59,3 +74,23 @@ run_on_2("run the C++ consumer (pkg-config)" ${WORK_DIR}/make/cxx_consumer)
 if(fortran)
   run_on_2("run the Fortran consumer (pkg-config)" ${WORK_DIR}/make/f_consumer)
 endif()
+
+# 4. Every installed public header under strict warnings as errors, with
+#    g++ and (where installed) clang++.
+find_program(_gxx NAMES g++)
+find_program(_gcc NAMES gcc)
+find_program(_clangxx NAMES clang++)
+find_program(_clang NAMES clang)
+foreach(pair "g++;${_gxx};${_gcc}" "clang++;${_clangxx};${_clang}")
+  list(GET pair 0 name)
+  list(GET pair 1 cxx)
+  list(GET pair 2 cc)
+  if(NOT cxx OR NOT cc)
+    message(STATUS "strict header check with ${name}: not run, the compiler is not installed")
+    continue()
+  endif()
+  step("configure the strict header check (${name})" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/strict
+       -B ${WORK_DIR}/strict-${name} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${cxx}
+       -DCMAKE_C_COMPILER=${cc})
+  step("compile every public header strictly (${name})" ${CMAKE_COMMAND} --build ${WORK_DIR}/strict-${name})
+endforeach()

@@ -35,6 +35,12 @@
 #ifndef ACCRETE_C_ACCRETE_H
 #define ACCRETE_C_ACCRETE_H
 
+/* The version of accrete this header belongs to (CMake's find_package,
+ * accrete.pc and Python's accrete.__version__ give the same). */
+#define ACCRETE_VERSION_MAJOR 0
+#define ACCRETE_VERSION_MINOR 1
+#define ACCRETE_VERSION_PATCH 0
+
 #include <stdint.h>
 
 #ifdef __cplusplus

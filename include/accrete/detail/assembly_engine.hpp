@@ -163,15 +163,15 @@ class assembly_engine {
   void read(int part, std::int64_t li, std::int64_t lj, void* dst, std::size_t bytes) const;
   /// A part's storage if it is node-local (direct load/store), else nullptr.
   std::byte* part_storage(int part) const noexcept {
-    std::byte* p = block_.peer(world_of_[part]);
+    std::byte* p = block_.peer(world_of_[std::size_t(part)]);
     return p ? p + header_bytes : nullptr;
   }
   /// The shared block under the parts (one-sided access to remote parts;
   /// a part's element storage starts header_bytes into its slice).
   const shared_block& block() const noexcept { return block_; }
   /// World rank that owns a part, and that part's leading dimension.
-  int world_of(int part) const noexcept { return world_of_[part]; }
-  std::int64_t lld_of(int part) const noexcept { return lld_of_[part]; }
+  int world_of(int part) const noexcept { return world_of_[std::size_t(part)]; }
+  std::int64_t lld_of(int part) const noexcept { return lld_of_[std::size_t(part)]; }
   /// Reproducible assembly: contributions to this process's part whose
   /// addition would have rounded, as (column-major local index, value).
   struct spill {

@@ -25,10 +25,12 @@ from ._accrete import workload  # noqa: F401  (the hessian benchmark workload)
 
 __all__ = [
     "init", "finalize", "initialized", "rank_me", "rank_n", "barrier", "world_comm",
-    "ConvergentMatrix", "DistArray", "Counter", "Handle", "linalg", "workload", "mpi_flavor",
+    "ConvergentMatrix", "DistArray", "Counter", "Handle", "linalg", "workload", "mpi_flavor", "__version__",
 ]
 
 mpi_flavor: str = _accrete.mpi_flavor
+#: accrete's version (also the C header's ACCRETE_VERSION_* and CMake's).
+__version__: str = _accrete.__version__
 
 _MATRIX_TYPES = {np.dtype(np.float32): _accrete.ConvergentMatrixF32, np.dtype(np.float64): _accrete.ConvergentMatrixF64,
                  np.dtype(np.complex64): _accrete.ConvergentMatrixC64,

@@ -1,0 +1,30 @@
+// Every public class template instantiated for the element types the library
+// supports, so that strict warnings reach the template bodies users compile.
+#include <complex>
+#include <cstdint>
+#include <vector>
+#include <accrete/accrete.hpp>
+#include <accrete/array/counter.hpp>
+#include <accrete/array/dist_array.hpp>
+#include <accrete/matrix/convergent_matrix.hpp>
+template class accrete::convergent_matrix<float>;
+template class accrete::convergent_matrix<double>;
+template class accrete::convergent_matrix<std::complex<float>>;
+template class accrete::convergent_matrix<std::complex<double>>;
+template class accrete::dist_array<float>;
+template class accrete::dist_array<double>;
+template class accrete::dist_array<std::int32_t>;
+template class accrete::dist_array<std::int64_t>;
+template class accrete::dist_array<std::complex<float>>;
+template class accrete::dist_array<std::complex<double>>;
+template class accrete::atomic_domain<std::int32_t>;
+template class accrete::atomic_domain<std::int64_t>;
+template class accrete::atomic_domain<std::uint64_t>;
+template class accrete::atomic_domain<float>;
+template class accrete::atomic_domain<double>;
+template class accrete::global_ptr<double>;
+template class accrete::global_ptr<char>;
+template class accrete::dist_object<std::vector<int>>;
+template class accrete::future<int>;
+template class accrete::future<>;
+template class accrete::promise<int>;
