@@ -43,3 +43,14 @@ foreach(np 2 3)
   set_tests_properties(c_agree_test.np${np} PROPERTIES TIMEOUT 120 ENVIRONMENT "${ACCRETE_MPI_ENV}" PROCESSORS ${np}
                        LABELS sanitize)
 endforeach()
+
+# The C API's error messages in the C user's words (a sweep of bad inputs).
+add_executable(c_errors_test c_api/c_errors_test.c)
+target_link_libraries(c_errors_test PRIVATE accrete::accrete MPI::MPI_C m)
+set_target_properties(c_errors_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)
+foreach(np 1 2)
+  add_test(NAME c_errors_test.np${np} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
+           ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:c_errors_test>)
+  set_tests_properties(c_errors_test.np${np} PROPERTIES TIMEOUT 120 ENVIRONMENT "${ACCRETE_MPI_ENV}"
+                       PROCESSORS ${np} LABELS sanitize)
+endforeach()

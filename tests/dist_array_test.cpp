@@ -417,7 +417,10 @@ TEST(DistArray, BadInputThrowsNamingTheValue) {
   };
   EXPECT_NE(message([&] { a.put({0, 7, 0, 4}, buf.data(), 7); }).find("row_hi = 7"), std::string::npos);
   EXPECT_NE(message([&] { a.get({-1, 2, 0, 4}, buf.data(), 6); }).find("row_lo = -1"), std::string::npos);
-  EXPECT_NE(message([&] { a.acc({0, 2, 3, 1}, buf.data(), 2); }).find("col_hi = 1"), std::string::npos);
+  EXPECT_NE(message([&] { a.acc({0, 2, 3, 1}, buf.data(), 2); }).find("inverted: col_hi = 1 is below col_lo = 3"),
+            std::string::npos);
+  // Out of range with a null buffer: the range is named, not the buffer.
+  EXPECT_NE(message([&] { a.put({0, 7, 0, 4}, nullptr, 7); }).find("row_hi = 7 is outside"), std::string::npos);
   EXPECT_NE(message([&] { a.put({0, 2, 0, 5}, buf.data(), 2); }).find("col_hi = 5"), std::string::npos);
   EXPECT_NE(message([&] { a.put({0, 2, 0, 2}, nullptr, 2); }).find("null buffer"), std::string::npos);
   EXPECT_NE(message([&] { a.put({0, 3, 0, 2}, buf.data(), 2); }).find("ld = 2"), std::string::npos);

@@ -18,6 +18,8 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "accrete/accrete.hpp"
@@ -81,6 +83,14 @@ indices to_indices(nb::handle h, const char* what) {
     return out;
   }
   throw nb::type_error((std::string(what) + ": expected a 1-D numpy array of int32 or int64").c_str());
+}
+
+// A patch outside the array or inverted. The library's check names it
+// before it looks at any buffer, so the callers then make the call with no
+// buffer, which throws that message.
+template <class A>
+bool bad_patch(const A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+  return r0 < 0 || r1 < r0 || r1 > a.rows() || c0 < 0 || c1 < c0 || c1 > a.cols();
 }
 
 // ld and layout of a buffer for the patch [r0, r1) x [c0, c1); its shape must be the patch's.
@@ -325,8 +335,7 @@ void bind_array(nb::module_& m, const char* name) {
           "get",
           [](const A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
             // Checked before the allocation, so a bad patch allocates nothing.
-            if (r0 < 0 || r1 < r0 || r1 > a.rows() || c0 < 0 || c1 < c0 || c1 > a.cols())
-              a.get_blocking({r0, r1, c0, c1}, nullptr, 1);  // throws, naming the bound
+            if (bad_patch(a, r0, r1, c0, c1)) a.get_blocking({r0, r1, c0, c1}, nullptr, 1);  // throws
             auto out = new_fortran<T>(r1 - r0, c1 - c0);
             {
               nb::gil_scoped_release unlocked;
@@ -338,6 +347,7 @@ void bind_array(nb::module_& m, const char* name) {
       .def(
           "get_into",
           [](const A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1, block_out<T> out) {
+            if (bad_patch(a, r0, r1, c0, c1)) a.get_blocking({r0, r1, c0, c1}, nullptr, 1);  // throws
             const auto [ld, lay] = patch_buffer(out, r0, r1, c0, c1, "get");
             nb::gil_scoped_release unlocked;
             a.get_blocking({r0, r1, c0, c1}, out.data(), ld, lay);
@@ -346,6 +356,7 @@ void bind_array(nb::module_& m, const char* name) {
       .def(
           "put",
           [](A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1, block_in<T> x) {
+            if (bad_patch(a, r0, r1, c0, c1)) a.put_blocking({r0, r1, c0, c1}, nullptr, 1);  // throws
             const auto [ld, lay] = patch_buffer(x, r0, r1, c0, c1, "put");
             nb::gil_scoped_release unlocked;
             a.put_blocking({r0, r1, c0, c1}, x.data(), ld, lay);
@@ -354,6 +365,7 @@ void bind_array(nb::module_& m, const char* name) {
       .def(
           "acc",
           [](A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1, block_in<T> x, T alpha) {
+            if (bad_patch(a, r0, r1, c0, c1)) a.acc_blocking({r0, r1, c0, c1}, nullptr, 1);  // throws
             const auto [ld, lay] = patch_buffer(x, r0, r1, c0, c1, "acc");
             nb::gil_scoped_release unlocked;
             a.acc_blocking({r0, r1, c0, c1}, x.data(), ld, alpha, lay);
@@ -413,6 +425,28 @@ void bind_linalg(nb::module_& la) {
 
 }  // namespace
 
+namespace {
+// The C++ layer names its own calls ("accrete::dist_array::put: ...",
+// "accrete::block_cyclic: ..."); a Python user made none of them, so the
+// classes become the package's and any other C++ prefix becomes "accrete".
+std::string in_python_words(std::string m) {
+  static const std::pair<std::string_view, std::string_view> names[] = {
+      {"accrete::convergent_matrix::", "ConvergentMatrix."}, {"accrete::convergent_matrix", "ConvergentMatrix"},
+      {"accrete::dist_array::", "DistArray."},               {"accrete::dist_array", "DistArray"},
+      {"accrete::distribution::", "DistArray: distribution "}, {"accrete::counter::", "Counter."},
+      {"accrete::counter", "Counter"},                       {"accrete::linalg::", "accrete.linalg."},
+      {"convergent_matrix::", "ConvergentMatrix."},          {"dist_array::", "DistArray."}};
+  for (const auto& [cxx, py] : names)
+    for (std::size_t at = m.find(cxx); at != std::string::npos; at = m.find(cxx, at + py.size()))
+      m.replace(at, cxx.size(), py);
+  if (m.starts_with("accrete::")) {
+    const auto colon = m.find(": ");
+    if (colon != std::string::npos && m.find(' ') > colon) m.replace(0, colon, "accrete");
+  }
+  return m;
+}
+}  // namespace
+
 NB_MODULE(_accrete, m) {
   m.doc() = "accrete's C++ classes (use the accrete package, not this module)";
   m.attr("mpi_flavor") = ACCRETE_PY_MPI_FLAVOR;
@@ -424,13 +458,13 @@ NB_MODULE(_accrete, m) {
     try {
       std::rethrow_exception(p);
     } catch (const std::out_of_range& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      PyErr_SetString(PyExc_ValueError, in_python_words(e.what()).c_str());
     } catch (const std::invalid_argument& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      PyErr_SetString(PyExc_ValueError, in_python_words(e.what()).c_str());
     } catch (const std::length_error& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      PyErr_SetString(PyExc_ValueError, in_python_words(e.what()).c_str());
     } catch (const std::exception& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      PyErr_SetString(PyExc_RuntimeError, in_python_words(e.what()).c_str());
     }
   });
 

@@ -204,6 +204,8 @@ def test_errors_map_to_python_exceptions():
     A = accrete.DistArray(4, 4)
     with pytest.raises(ValueError, match="row_hi = 5"):
         A.get((0, 5, 0, 1))
+    with pytest.raises(ValueError, match="inverted"):
+        A.get((3, 1, 0, 1))
     with pytest.raises(TypeError):
         A.put((0, 2, 0, 2), np.ones((2, 2), dtype=np.int64))
     with pytest.raises(RuntimeError, match="release without access"):
@@ -435,3 +437,46 @@ def test_collective_arguments_that_differ_raise_everywhere():
     A[0:4, 0:4] = 1.0
     A.sync()
     assert A.norm() == 4.0
+
+
+def test_errors_in_python_words():
+    """Bad input raises naming the Python call and the bad value, never a C++ name."""
+    H = accrete.ConvergentMatrix(8, 6, block=(2, 2))
+    A = accrete.DistArray(12, 4)
+    cases = [
+        (TypeError, "float64", lambda: H.update(np.ones((2, 2), dtype=np.float32), [0, 1], [0, 1])),
+        (TypeError, "must be integers", lambda: H.update(np.ones((2, 2)), [0.0, 1.0], [0, 1])),
+        (ValueError, "ConvergentMatrix.update: row index 8", lambda: H.update(np.ones((2, 2)), [0, 8], [0, 1])),
+        (ValueError, "ConvergentMatrix.get: i = 8", lambda: H.get(8, 0)),
+        (ValueError, "ConvergentMatrix: m = -1", lambda: accrete.ConvergentMatrix(-1, 4)),
+        (ValueError, "DistArray.put: the patch is inverted", lambda: A.put((5, 3, 0, 1), np.ones((2, 1)))),
+        (ValueError, "DistArray.get: row_hi = 13", lambda: A.get((0, 13, 0, 1))),
+        (TypeError, "convert it with .astype(np.float64)", lambda: A.put((0, 2, 0, 2), np.ones((2, 2), np.int32))),
+        (ValueError, "row index 12", lambda: A.locate(12, 0)),
+        (ValueError, "rows = -5", lambda: accrete.DistArray(-5, 4)),
+    ]
+    for kind, text, call in cases:
+        with pytest.raises(kind) as e:
+            call()
+        assert text in str(e.value), str(e.value)
+        assert "::" not in str(e.value), str(e.value)
+    H.commit()
+    A.sync()
+
+
+def test_index_sequences():
+    """Lists, tuples, ranges and int32/int64/uint arrays all work as indices."""
+    H = accrete.ConvergentMatrix(6, 6, block=(2, 2))
+    for ix in ([0, 1], (2, 3), range(4, 6), np.array([0, 1], np.int32), np.array([2, 3], np.uint64)):
+        H.update(np.ones((2, 2)), ix, ix)
+    H.update_symmetric(np.ones((2, 2)), [0, 5])
+    H.commit()
+    full = H.to_numpy()
+    if ME == 0:
+        want = np.zeros((6, 6))
+        for ix in ([0, 1], [2, 3], [4, 5], [0, 1], [2, 3]):
+            want[np.ix_(ix, ix)] += P
+        want[0, 0] += P
+        want[0, 5] += P
+        want[5, 5] += P
+        np.testing.assert_array_equal(full, want)

@@ -140,10 +140,18 @@ void array_core::check_patch(const patch& p, const std::byte* buf, std::int64_t 
     if (v < lo || v > hi)
       throw std::out_of_range(w() + name + " = " + str(v) + " is outside [" + str(lo) + ", " + str(hi) + "]");
   };
-  bound("row_lo", p.row_lo, 0, dist_.rows());
-  bound("row_hi", p.row_hi, p.row_lo, dist_.rows());
-  bound("col_lo", p.col_lo, 0, dist_.cols());
-  bound("col_hi", p.col_hi, p.col_lo, dist_.cols());
+  // Half-open ranges: each end within [0, extent], then the order (an
+  // inverted range is named as such, not as an end out of range). Every
+  // range check comes before any buffer check.
+  auto range = [&](const char* lo_name, const char* hi_name, std::int64_t lo, std::int64_t hi, std::int64_t n) {
+    bound(lo_name, lo, 0, n);
+    bound(hi_name, hi, 0, n);
+    if (hi < lo)
+      throw std::out_of_range(w() + "the patch is inverted: " + hi_name + " = " + str(hi) + " is below " + lo_name +
+                              " = " + str(lo));
+  };
+  range("row_lo", "row_hi", p.row_lo, p.row_hi, dist_.rows());
+  range("col_lo", "col_hi", p.col_lo, p.col_hi, dist_.cols());
   if (p.empty()) return;
   if (!buf)
     throw std::invalid_argument(w() + "null buffer for a " + str(p.rows()) + " x " + str(p.cols()) + " patch");

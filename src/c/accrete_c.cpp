@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "accrete/accrete.hpp"
@@ -49,6 +50,27 @@ accrete_status fail(accrete_status code, std::string msg) {
   return code;
 }
 
+// The C++ layer's messages start with the C++ call or class
+// ("accrete::dist_array::put: ...", "accrete::block_cyclic: ..."), which a
+// C or Fortran user never made: the message names the C function instead.
+std::string in_c_words(const char* fn, const char* what) {
+  std::string_view m(what);
+  const std::string_view f(fn);
+  if (m.starts_with(f) && m.size() > f.size() && m[f.size()] == ':') return std::string(m);
+  if (m.starts_with("accrete::")) {
+    const auto colon = m.find(": ");
+    if (colon != std::string_view::npos && m.substr(0, colon).find(' ') == std::string_view::npos)
+      m.remove_prefix(colon + 2);
+  } else if (m.starts_with("accrete: ")) {
+    m.remove_prefix(9);
+    // "dist_array::put called while the runtime is not initialized"
+    const auto space = m.find(' ');
+    if (space != std::string_view::npos && m.substr(0, space).find("::") != std::string_view::npos)
+      m.remove_prefix(space + 1);
+  }
+  return std::string(fn) + ": " + std::string(m);
+}
+
 // `runtime_code` classifies std::runtime_error, which the file functions
 // throw for I/O failures and everything else for MPI failures.
 template <class F>
@@ -57,23 +79,23 @@ accrete_status guarded(const char* fn, F&& body, accrete_status runtime_code = A
     body();
     return ACCRETE_SUCCESS;
   } catch (const segment_exhausted& e) {
-    return fail(ACCRETE_ERR_NOMEM, e.what());
+    return fail(ACCRETE_ERR_NOMEM, in_c_words(fn, e.what()));
   } catch (const std::bad_alloc&) {
     return fail(ACCRETE_ERR_NOMEM, std::string(fn) + ": out of memory");
   } catch (const std::invalid_argument& e) {
-    return fail(ACCRETE_ERR_ARG, e.what());
+    return fail(ACCRETE_ERR_ARG, in_c_words(fn, e.what()));
   } catch (const std::out_of_range& e) {
-    return fail(ACCRETE_ERR_ARG, e.what());
+    return fail(ACCRETE_ERR_ARG, in_c_words(fn, e.what()));
   } catch (const std::length_error& e) {
-    return fail(ACCRETE_ERR_ARG, e.what());
+    return fail(ACCRETE_ERR_ARG, in_c_words(fn, e.what()));
   } catch (const std::logic_error& e) {
-    return fail(ACCRETE_ERR_UNSUPPORTED, e.what());
+    return fail(ACCRETE_ERR_UNSUPPORTED, in_c_words(fn, e.what()));
   } catch (const accrete::error& e) {
-    return fail(ACCRETE_ERR_STATE, e.what());
+    return fail(ACCRETE_ERR_STATE, in_c_words(fn, e.what()));
   } catch (const std::runtime_error& e) {
-    return fail(runtime_code, e.what());
+    return fail(runtime_code, in_c_words(fn, e.what()));
   } catch (const std::exception& e) {
-    return fail(ACCRETE_ERR_RUNTIME, e.what());
+    return fail(ACCRETE_ERR_RUNTIME, in_c_words(fn, e.what()));
   } catch (...) {
     return fail(ACCRETE_ERR_RUNTIME, std::string(fn) + ": unknown exception");
   }
@@ -108,6 +130,9 @@ matrix_layout to_layout(accrete_layout l, const char* fn) {
 process_grid make_grid(int pr, int pc, const char* fn) {
   if (pr == 0 && pc == 0) return process_grid(world().mpi_comm());
   require(pr > 0 && pc > 0, fn, "grid " + std::to_string(pr) + " x " + std::to_string(pc) + " (use 0 x 0 for the default)");
+  require(std::int64_t(pr) * pc == world().rank_n(), fn,
+          "grid " + std::to_string(pr) + " x " + std::to_string(pc) + " has " + std::to_string(std::int64_t(pr) * pc) +
+              " places, but there are " + std::to_string(world().rank_n()) + " processes");
   return process_grid(world().mpi_comm(), pr, pc);
 }
 

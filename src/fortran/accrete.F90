@@ -474,7 +474,7 @@ contains
     type(c_ptr), intent(in) :: buf, alpha
     integer, intent(in) :: dtype
     character(len=*), intent(in) :: what
-    integer(c_int64_t) :: r1, c1, ld
+    integer(c_int64_t) :: r1, c1, ld, rows, cols
     character(len=200) :: msg
     if (dtype /= a%dtype .and. c_associated(a%h)) then
       st = type_mismatch(what, a%dtype, dtype)
@@ -482,6 +482,17 @@ contains
     end if
     r1 = max(hi(1), lo(1) - 1)  ! hi < lo: empty
     c1 = max(hi(2), lo(2) - 1)
+    ! The patch against the array first, then the buffer against the patch.
+    if (c_associated(a%h)) then  ! (a null handle is reported by the call itself)
+      st = c_array_shape(a%h, rows, cols)
+      if (st /= ACCRETE_SUCCESS) return
+      if (r1 >= lo(1) .and. c1 >= lo(2) .and. (lo(1) < 1 .or. r1 > rows .or. lo(2) < 1 .or. c1 > cols)) then
+        write (msg, '(2a,i0,a,i0,a,i0,a,i0,a,i0,a,i0,a)') what, ': the patch (', lo(1), ':', r1, ', ', lo(2), ':', &
+          c1, ') is outside the ', rows, ' x ', cols, ' array (indices are 1-based)'
+        st = c_set_error(int(ACCRETE_ERR_ARG, c_int), trim(msg)//c_null_char)
+        return
+      end if
+    end if
     if (bshape(1) < r1 - lo(1) + 1 .or. bshape(2) < c1 - lo(2) + 1) then
       write (msg, '(2a,i0,a,i0,a,i0,a,i0)') what, ': the buffer is ', bshape(1), ' x ', bshape(2), &
         ', smaller than the patch, ', r1 - lo(1) + 1, ' x ', c1 - lo(2) + 1

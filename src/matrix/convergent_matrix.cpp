@@ -10,6 +10,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "accrete/collectives.hpp"
@@ -88,6 +89,10 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
       throw std::invalid_argument(who + "the process grid has " + std::to_string(grid.size()) +
                                   " processes but the world team has " + std::to_string(world_size()) +
                                   "; the grid must span every process");
+    for (auto [name, v, least] : {std::tuple{"m", m, 0}, {"n", n, 0}, {"mb", mb, 1}, {"nb", nb, 1}})
+      if (v < least)
+        throw std::invalid_argument(who + name + " = " + std::to_string(v) +
+                                    (least ? " is below 1" : " is negative"));
     layout = block_cyclic(m, n, mb, nb, grid.rows(), grid.cols());
     c = check_arguments(layout, grid, esize, opt);
     if (opt.merge != merge_op::sum && opt.merge != merge_op::max && opt.merge != merge_op::min &&
@@ -209,6 +214,13 @@ void convergent_matrix<T>::update_symmetric(const T* block, std::int64_t ld, std
 template <class T>
 T convergent_matrix<T>::get(std::int64_t i, std::int64_t j) const {
   engine_.require_usable("get");
+  auto in = [](const char* name, std::int64_t v, std::int64_t n) {
+    if (v < 0 || v >= n)
+      throw std::out_of_range(std::string("accrete::convergent_matrix::get: ") + name + " = " + std::to_string(v) +
+                              " is outside [0, " + std::to_string(n) + ")");
+  };
+  in("i", i, rows());
+  in("j", j, cols());
   const int part = layout().owner_row(i) * grid().cols() + layout().owner_col(j);
   T v;
   engine_.read(part, layout().local_row(i), layout().local_col(j), &v, sizeof v);

@@ -165,6 +165,7 @@ class distribution {
  public:
   /// Near-equal contiguous blocks over a prows x pcols grid.
   static distribution block(std::int64_t rows, std::int64_t cols, int prows, int pcols) {
+    check_shape("block", rows, cols, prows, pcols);
     return {distribution_kind::block, axis::block(rows, prows), axis::block(cols, pcols)};
   }
   /// Part (r, c) holds rows [row_bounds[r], row_bounds[r+1]) and columns
@@ -181,6 +182,7 @@ class distribution {
   }
   /// Elemental's [MC,MR]: element (i, j) on part (i mod prows, j mod pcols).
   static distribution element_cyclic(std::int64_t rows, std::int64_t cols, int prows, int pcols) {
+    check_shape("element_cyclic", rows, cols, prows, pcols);
     return {distribution_kind::element_cyclic, axis::cyclic(rows, 1, prows), axis::cyclic(cols, 1, pcols)};
   }
 
@@ -221,6 +223,16 @@ class distribution {
 
  private:
   distribution(distribution_kind k, axis r, axis c) : kind_(k), rows_(std::move(r)), cols_(std::move(c)) {}
+  // The factories' arguments, named as the caller gave them.
+  static void check_shape(const char* fn, std::int64_t rows, std::int64_t cols, int prows, int pcols) {
+    auto fail = [fn](const std::string& what) {
+      throw std::invalid_argument(std::string("accrete::distribution::") + fn + ": " + what);
+    };
+    if (rows < 0) fail("rows = " + std::to_string(rows) + " is negative");
+    if (cols < 0) fail("cols = " + std::to_string(cols) + " is negative");
+    if (prows < 1 || pcols < 1)
+      fail("grid " + std::to_string(prows) + " x " + std::to_string(pcols) + ": both must be at least 1");
+  }
   static void check(std::int64_t v, std::int64_t n, const char* what) {
     if (v < 0 || v >= n)
       throw std::out_of_range(std::string("accrete::distribution: ") + what + " index " + std::to_string(v) +

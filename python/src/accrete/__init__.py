@@ -133,6 +133,29 @@ def _typed(table, dtype, what):
 _grids: dict = {}
 
 
+def _block(x, dtype, what):
+    """`x` as an array of `dtype`: an ndarray of another dtype is refused (no
+    silent copy of a large block), other array-likes are converted once."""
+    if isinstance(x, np.ndarray):
+        if x.dtype != dtype:
+            raise TypeError(f"{what}: the block's dtype is {x.dtype}, this object holds {np.dtype(dtype)} "
+                            f"(convert it with .astype(np.{np.dtype(dtype).name}))")
+        return x
+    return np.asarray(x, dtype=dtype)
+
+
+def _indices(ix, what, name):
+    """Any integer sequence or array-like as int32/int64 indices, converted once."""
+    if isinstance(ix, np.ndarray) and ix.dtype in (np.int32, np.int64) and ix.ndim == 1:
+        return ix
+    a = np.asarray(ix)
+    if a.ndim != 1:
+        raise TypeError(f"{what}: {name} must be one-dimensional, got shape {a.shape}")
+    if a.size and a.dtype.kind not in "iu":
+        raise TypeError(f"{what}: {name} must be integers, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
 class ConvergentMatrix:
     """A dense m x n matrix (float32, float64, complex64 or complex128), 2D block-cyclic over a
     pr x pc grid of all processes (default: as square as P allows) with
@@ -177,12 +200,15 @@ class ConvergentMatrix:
     def update(self, block: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
         """A[rows[i], cols[j]] += block[i, j]. block: C or Fortran order of the
         matrix's dtype; rows, cols: int32 or int64. Releases the GIL, so several
-        threads may update at once. The block may be reused on return."""
-        self._m.update(block, rows, cols)
+        threads may update at once. The block may be reused on return. Any
+        integer sequence works for rows and cols (converted once)."""
+        w = "ConvergentMatrix.update"
+        self._m.update(_block(block, self.dtype, w), _indices(rows, w, "rows"), _indices(cols, w, "cols"))
 
     def update_symmetric(self, block: np.ndarray, ix: np.ndarray) -> None:
         """For ix[i] <= ix[j] only: A[ix[i], ix[j]] += block[i, j] (the upper triangle)."""
-        self._m.update_symmetric(block, ix)
+        w = "ConvergentMatrix.update_symmetric"
+        self._m.update_symmetric(_block(block, self.dtype, w), _indices(ix, w, "ix"))
 
     def commit(self) -> None:
         """Collective: ends the round; every update issued before it, anywhere, is applied."""
@@ -312,23 +338,24 @@ class DistArray:
         r0, r1, c0, c1, _ = _patch(key, self.shape)
         if np.isscalar(value):
             value = np.full((r1 - r0, c1 - c0), value, dtype=self.dtype, order="F")
-        self._a.put(r0, r1, c0, c1, value)
+        self._a.put(r0, r1, c0, c1, np.asarray(value, dtype=self.dtype))  # numpy's assignment casting
 
     def get(self, patch, out: Optional[np.ndarray] = None) -> np.ndarray:
         """patch = (r0, r1, c0, c1), half-open; into `out` (C or Fortran order) if given."""
         if out is None:
             return self._a.get(*patch)
-        self._a.get_into(*patch, out)
+        self._a.get_into(*patch, _block(out, self.dtype, "DistArray.get"))
         return out
 
     def put(self, patch, x: np.ndarray) -> None:
-        self._a.put(*patch, x)
+        self._a.put(*patch, _block(x, self.dtype, "DistArray.put"))
 
     def acc(self, patch, x: np.ndarray, alpha=1) -> None:
         """A[patch] += alpha * x."""
-        self._a.acc(*patch, x, alpha)
+        self._a.acc(*patch, _block(x, self.dtype, "DistArray.acc"), alpha)
 
     def put_nb(self, patch, x: np.ndarray) -> Handle:
+        x = _block(x, self.dtype, "DistArray.put_nb")
         self._a.put(*patch, x)
         return Handle(x)
 
@@ -336,6 +363,7 @@ class DistArray:
         return Handle(self.get(patch, out))
 
     def acc_nb(self, patch, x: np.ndarray, alpha=1) -> Handle:
+        x = _block(x, self.dtype, "DistArray.acc_nb")
         self._a.acc(*patch, x, alpha)
         return Handle(x)
 
