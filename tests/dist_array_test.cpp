@@ -438,3 +438,39 @@ TEST(DistArray, BadInputThrowsNamingTheValue) {
   // A grid that does not match the number of processes.
   EXPECT_THROW(dist_array<double>(distribution::block(4, 4, rank_n() + 1, 1)), std::invalid_argument);
 }
+
+// global_row/global_col name the global element behind every local one:
+// A(i, j) = 1000 i + j is written through the global API, and each
+// process's part, read in place, must hold 1000 global_row(li) + global_col(lj).
+TEST(LocalPart, GlobalIndicesOfEveryLocalElement) {
+  const std::int64_t m = 13, n = 7;
+  std::vector<double> all(std::size_t(m * n));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) all[std::size_t(i + j * m)] = double(1000 * i + j);
+  auto check_part = [](const auto& x, const double* part, const char* what) {
+    for (std::int64_t lj = 0; lj < x.local_cols(); ++lj)
+      for (std::int64_t li = 0; li < x.local_rows(); ++li)
+        ASSERT_EQ(part[li + lj * x.lld()], double(1000 * x.global_row(li) + x.global_col(lj)))
+            << what << " local (" << li << ", " << lj << ")";
+    EXPECT_THROW((void)x.global_row(x.local_rows()), std::out_of_range);
+    EXPECT_THROW((void)x.global_col(-1), std::out_of_range);
+  };
+  for (const auto& d : all_distributions(m, n)) {
+    dist_array<double> a(d);
+    if (rank_me() == 0) a.put_blocking({0, m, 0, n}, all.data(), m);
+    a.sync();
+    check_part(a, a.access(), "dist_array");
+    a.release();
+    barrier();
+  }
+  // A non-square grid where P allows one (P x 1), blocks that do not divide.
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(m)), cols(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < m; ++i) rows[std::size_t(i)] = i;
+  for (std::int64_t j = 0; j < n; ++j) cols[std::size_t(j)] = j;
+  for (const process_grid& g : {process_grid(world().mpi_comm()), process_grid(world().mpi_comm(), rank_n(), 1)}) {
+    convergent_matrix<double> cm(m, n, g, 3, 2);
+    if (rank_me() == 0) cm.update(all.data(), m, rows, cols);
+    cm.commit();
+    check_part(cm, cm.local(), "convergent_matrix");
+  }
+}

@@ -93,6 +93,15 @@ bool bad_patch(const A& a, std::int64_t r0, std::int64_t r1, std::int64_t c0, st
   return r0 < 0 || r1 < r0 || r1 > a.rows() || c0 < 0 || c1 < c0 || c1 > a.cols();
 }
 
+// The global indices of a local part's rows and columns.
+template <class X>
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> local_indices(const X& x) {
+  std::vector<std::int64_t> rows(std::size_t(x.local_rows())), cols(std::size_t(x.local_cols()));
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = x.global_row(std::int64_t(i));
+  for (std::size_t j = 0; j < cols.size(); ++j) cols[j] = x.global_col(std::int64_t(j));
+  return {std::move(rows), std::move(cols)};
+}
+
 // ld and layout of a buffer for the patch [r0, r1) x [c0, c1); its shape must be the patch's.
 template <class X>
 std::pair<std::int64_t, matrix_layout> patch_buffer(const X& x, std::int64_t r0, std::int64_t r1, std::int64_t c0,
@@ -212,6 +221,7 @@ void bind_matrix(nb::module_& m, const char* name) {
                      return view_of<T>(a.local(), a.local_rows(), a.local_cols(), a.lld(), self);
                    })
       .def_prop_ro("lld", &M::lld)
+      .def("local_indices", &local_indices<M>)
       .def("descriptor", &M::descriptor)
       .def("save", &M::save, "path"_a)
       .def("load", &M::load, "path"_a)
@@ -381,6 +391,7 @@ void bind_array(nb::module_& m, const char* name) {
       .def("norm", &A::norm)
       .def("dot", &A::dot, "other"_a)
       .def("copy_from", &A::copy, "src"_a)
+      .def("local_indices", &local_indices<A>)
       .def("access",
            [](nb::handle self) {
              A& a = nb::cast<A&>(self);

@@ -131,6 +131,15 @@ void array_core::split(const axis& a, std::int64_t lo, std::int64_t hi, axis_spl
   for (const auto& piece : out.pieces) out.slot[std::size_t(piece.part)] = -1;
 }
 
+std::int64_t array_core::global_index(const char* what, bool row, std::int64_t l) const {
+  const std::int64_t n = row ? local_rows() : local_cols();
+  if (l < 0 || l >= n)
+    throw std::out_of_range(std::string("accrete::dist_array::") + what + ": local index " + str(l) +
+                            " is outside [0, " + str(n) + "), this process's " + (row ? "rows" : "columns"));
+  const int part = my_part();
+  return row ? dist_.row_axis().global(part / dist_.grid_cols(), l) : dist_.col_axis().global(part % dist_.grid_cols(), l);
+}
+
 void array_core::check_patch(const patch& p, const std::byte* buf, std::int64_t ld, matrix_layout lay,
                              const char* what) const {
   engine_.require_usable(what);

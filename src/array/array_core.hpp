@@ -69,6 +69,8 @@ class array_core {
   void file(const std::string& path, bool write, const char* what);
   std::array<int, 9> descriptor(const char* what) const;
   /// The runs of global rows and columns this process's part holds.
+  /// Global row (row = true) or column of this part's local index l.
+  std::int64_t global_index(const char* what, bool row, std::int64_t l) const;
   std::vector<index_run> my_row_runs() const { return dist_.row_axis().owned_runs(my_part() / dist_.grid_cols()); }
   std::vector<index_run> my_col_runs() const { return dist_.col_axis().owned_runs(my_part() % dist_.grid_cols()); }
 

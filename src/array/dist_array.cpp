@@ -127,6 +127,14 @@ template <class T>
 std::int64_t dist_array<T>::lld() const noexcept {
   return core_->lld();
 }
+template <class T>
+std::int64_t dist_array<T>::global_row(std::int64_t li) const {
+  return core_->global_index("global_row", true, li);
+}
+template <class T>
+std::int64_t dist_array<T>::global_col(std::int64_t lj) const {
+  return core_->global_index("global_col", false, lj);
+}
 
 template <class T>
 future<> dist_array<T>::put(const patch& p, const T* buf, std::int64_t ld, matrix_layout lay) {

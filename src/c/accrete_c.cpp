@@ -237,6 +237,15 @@ void report_part(const X& x, void* p, void** local, int64_t* lld, int64_t* local
   set_if<int64_t>(local_cols, x.local_cols());
 }
 
+// The outputs of accrete_matrix_local_indices and accrete_array_local_indices.
+template <class X>
+void report_indices(const X& x, int64_t* rows, int64_t* cols) {
+  if (rows)
+    for (std::int64_t li = 0; li < x.local_rows(); ++li) rows[li] = x.global_row(li);
+  if (cols)
+    for (std::int64_t lj = 0; lj < x.local_cols(); ++lj) cols[lj] = x.global_col(lj);
+}
+
 }  // namespace
 
 extern "C" {
@@ -377,6 +386,13 @@ accrete_status accrete_matrix_local(accrete_matrix a, void** local, int64_t* lld
                                     int64_t* local_cols) {
   return on(a, "accrete_matrix_local",
             [&](auto& M) { report_part(M, M.local(), local, lld, local_rows, local_cols); });
+}
+
+accrete_status accrete_matrix_local_indices(accrete_matrix a, int64_t* rows, int64_t* cols) {
+  return on(a, "accrete_matrix_local_indices", [&](auto& M) {
+    (void)M.local();  // throws once the matrix's runtime is gone
+    report_indices(M, rows, cols);
+  });
 }
 
 accrete_status accrete_matrix_get(accrete_matrix a, int64_t i, int64_t j, void* value) {
@@ -521,6 +537,21 @@ accrete_status accrete_array_access(accrete_array a, void** local, int64_t* lld,
                                     int64_t* local_cols) {
   return on(a, "accrete_array_access",
             [&](auto& A) { report_part(A, A.access(), local, lld, local_rows, local_cols); });
+}
+accrete_status accrete_array_local_shape(accrete_array a, int64_t* local_rows, int64_t* local_cols) {
+  static const char* fn = "accrete_array_local_shape";
+  return on(a, fn, [&](auto& A) {
+    require_live(A, fn);
+    set_if<int64_t>(local_rows, A.local_rows());
+    set_if<int64_t>(local_cols, A.local_cols());
+  });
+}
+accrete_status accrete_array_local_indices(accrete_array a, int64_t* rows, int64_t* cols) {
+  static const char* fn = "accrete_array_local_indices";
+  return on(a, fn, [&](auto& A) {
+    require_live(A, fn);
+    report_indices(A, rows, cols);
+  });
 }
 accrete_status accrete_array_release(accrete_array a) {
   return on(a, "accrete_array_release", [](auto& A) { A.release(); });

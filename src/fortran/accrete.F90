@@ -44,6 +44,7 @@ module accrete
   public :: accrete_matrix_create, accrete_matrix_free, accrete_matrix_update, accrete_matrix_update_symmetric, &
             accrete_matrix_commit, accrete_matrix_reopen, accrete_matrix_reset, accrete_matrix_fill_lower, &
             accrete_matrix_symmetrize, accrete_matrix_local, accrete_matrix_local_shape, accrete_matrix_get, &
+            accrete_matrix_local_indices, accrete_array_local_shape, accrete_array_local_indices, &
             accrete_matrix_descriptor, accrete_matrix_save, accrete_matrix_load
   public :: accrete_array_create_block, accrete_array_create_irregular, accrete_array_create_block_cyclic, &
             accrete_array_create_element_cyclic, accrete_array_free, accrete_array_shape, accrete_array_locate, &
@@ -124,6 +125,21 @@ module accrete
     ! Two interfaces with one signature: declared through one shared interface
     ! (as the procedures below are), gfortran 12 passed h by reference to
     ! these two, which crashed the test; not root-caused.
+    integer(c_int) function c_matrix_local_indices(h, rows, cols) bind(C, name="accrete_matrix_local_indices")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: h
+      integer(c_int64_t), intent(out) :: rows(*), cols(*)
+    end function
+    integer(c_int) function c_array_local_indices(h, rows, cols) bind(C, name="accrete_array_local_indices")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: h
+      integer(c_int64_t), intent(out) :: rows(*), cols(*)
+    end function
+    integer(c_int) function c_array_local_shape(h, lrows, lcols) bind(C, name="accrete_array_local_shape")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: h
+      integer(c_int64_t), intent(out) :: lrows, lcols
+    end function
     integer(c_int) function c_matrix_local(h, p, lld, lrows, lcols) bind(C, name="accrete_matrix_local")
       import :: c_int, c_ptr, c_int64_t
       type(c_ptr), value :: h
@@ -394,6 +410,24 @@ contains
     type(c_ptr) :: p
     call finish(c_matrix_local(a%h, p, lld, local_rows, local_cols), ierr)
   end subroutine
+  ! The global indices (1-based) of this process's part: local element
+  ! (li, lj) is A(rows(li), cols(lj)). Non-collective.
+  subroutine accrete_matrix_local_indices(a, rows, cols, ierr)
+    type(accrete_matrix), intent(in) :: a
+    integer(c_int64_t), allocatable, intent(out) :: rows(:), cols(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: lld, lrows, lcols
+    type(c_ptr) :: p
+    integer(c_int) :: st
+    lrows = 0
+    lcols = 0
+    st = c_matrix_local(a%h, p, lld, lrows, lcols)
+    allocate (rows(max(lrows, 0_c_int64_t)), cols(max(lcols, 0_c_int64_t)))
+    if (st == ACCRETE_SUCCESS) st = c_matrix_local_indices(a%h, rows, cols)
+    rows = rows + 1
+    cols = cols + 1
+    call finish(st, ierr)
+  end subroutine
   subroutine accrete_matrix_descriptor(a, desc, ierr)
     type(accrete_matrix), intent(in) :: a
     integer(c_int), intent(out) :: desc(9)
@@ -442,6 +476,30 @@ contains
     grid_dim = 0
     if (present(d)) grid_dim = int(d, c_int)
   end function
+  ! This process's part: local_rows x local_cols. Non-collective.
+  subroutine accrete_array_local_shape(a, local_rows, local_cols, ierr)
+    type(accrete_array), intent(in) :: a
+    integer(c_int64_t), intent(out) :: local_rows, local_cols
+    integer, intent(out), optional :: ierr
+    call finish(c_array_local_shape(a%h, local_rows, local_cols), ierr)
+  end subroutine
+  ! The global indices (1-based) of this process's part (accrete_array_access):
+  ! local element (li, lj) is A(rows(li), cols(lj)). Non-collective.
+  subroutine accrete_array_local_indices(a, rows, cols, ierr)
+    type(accrete_array), intent(in) :: a
+    integer(c_int64_t), allocatable, intent(out) :: rows(:), cols(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: lrows, lcols
+    integer(c_int) :: st
+    lrows = 0
+    lcols = 0
+    st = c_array_local_shape(a%h, lrows, lcols)
+    allocate (rows(lrows), cols(lcols))
+    if (st == ACCRETE_SUCCESS) st = c_array_local_indices(a%h, rows, cols)
+    rows = rows + 1
+    cols = cols + 1
+    call finish(st, ierr)
+  end subroutine
   subroutine accrete_array_shape(a, rows, cols, ierr)
     type(accrete_array), intent(in) :: a
     integer(c_int64_t), intent(out) :: rows, cols

@@ -212,6 +212,22 @@ void convergent_matrix<T>::update_symmetric(const T* block, std::int64_t ld, std
 }
 
 template <class T>
+std::int64_t convergent_matrix<T>::global_row(std::int64_t li) const {
+  if (li < 0 || li >= local_rows())
+    throw std::out_of_range("accrete::convergent_matrix::global_row: local index " + std::to_string(li) +
+                            " is outside [0, " + std::to_string(local_rows()) + "), this process's rows");
+  return layout_.global_row(grid_.my_row(), li);
+}
+
+template <class T>
+std::int64_t convergent_matrix<T>::global_col(std::int64_t lj) const {
+  if (lj < 0 || lj >= local_cols())
+    throw std::out_of_range("accrete::convergent_matrix::global_col: local index " + std::to_string(lj) +
+                            " is outside [0, " + std::to_string(local_cols()) + "), this process's columns");
+  return layout_.global_col(grid_.my_col(), lj);
+}
+
+template <class T>
 T convergent_matrix<T>::get(std::int64_t i, std::int64_t j) const {
   engine_.require_usable("get");
   auto in = [](const char* name, std::int64_t v, std::int64_t n) {

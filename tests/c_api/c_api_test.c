@@ -485,6 +485,40 @@ static void test_counter(void) {
   FAILS(accrete_counter_free(&C), ACCRETE_ERR_ARG, "null handle");
 }
 
+/* Every local element is the global one its indices name: A(i, j) =
+ * 1000 i + j, written through put / update, read in place. */
+static void test_local_indices(void) {
+  enum { M = 11, N = 5 };
+  double all[M * N];
+  int64_t ix[M], jx[N], rows[M], cols[N], lld = 0, lr = -1, lc = -1;
+  for (int64_t j = 0; j < N; ++j) jx[j] = j;
+  for (int64_t i = 0; i < M; ++i) ix[i] = i;
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t i = 0; i < M; ++i) all[i + j * M] = (double)(1000 * i + j);
+  accrete_array A = NULL;
+  CHECK(accrete_array_create_element_cyclic(&A, ACCRETE_DOUBLE, M, N, 0, 0) == ACCRETE_SUCCESS);
+  if (me == 0) CHECK(accrete_array_put(A, 0, M, 0, N, all, M) == ACCRETE_SUCCESS);
+  CHECK(accrete_array_sync(A) == ACCRETE_SUCCESS);
+  double* part = NULL;
+  CHECK(accrete_array_local_shape(A, &lr, &lc) == ACCRETE_SUCCESS);
+  CHECK(accrete_array_local_indices(A, rows, cols) == ACCRETE_SUCCESS);
+  CHECK(accrete_array_access(A, (void**)&part, &lld, NULL, NULL) == ACCRETE_SUCCESS);
+  for (int64_t j = 0; j < lc; ++j)
+    for (int64_t i = 0; i < lr; ++i) CHECK(part[i + j * lld] == all[rows[i] + cols[j] * M]);
+  CHECK(accrete_array_release(A) == ACCRETE_SUCCESS);
+  CHECK(accrete_array_free(&A) == ACCRETE_SUCCESS);
+  accrete_matrix H = NULL;
+  CHECK(accrete_matrix_create(&H, ACCRETE_DOUBLE, M, N, 0, 0, 3, 2, NULL) == ACCRETE_SUCCESS);
+  if (me == 0) CHECK(accrete_matrix_update(H, all, M, ix, M, jx, N, ACCRETE_COL_MAJOR) == ACCRETE_SUCCESS);
+  CHECK(accrete_matrix_commit(H) == ACCRETE_SUCCESS);
+  CHECK(accrete_matrix_local(H, (void**)&part, &lld, &lr, &lc) == ACCRETE_SUCCESS);
+  CHECK(accrete_matrix_local_indices(H, rows, NULL) == ACCRETE_SUCCESS);
+  CHECK(accrete_matrix_local_indices(H, NULL, cols) == ACCRETE_SUCCESS);
+  for (int64_t j = 0; j < lc; ++j)
+    for (int64_t i = 0; i < lr; ++i) CHECK(part[i + j * lld] == all[rows[i] + cols[j] * M]);
+  CHECK(accrete_matrix_free(&H) == ACCRETE_SUCCESS);
+}
+
 int main(int argc, char** argv) {
   const int user_mpi = argc > 1 && strcmp(argv[1], "--user-mpi") == 0;
   if (user_mpi) MPI_Init(&argc, &argv);
@@ -505,6 +539,7 @@ int main(int argc, char** argv) {
   test_arrays();
   test_matrix_file_into_array();
   test_counter();
+  test_local_indices();
 
   /* After finalize every call reports the state, and freeing is refused. */
   accrete_matrix late = NULL;

@@ -18,6 +18,7 @@ program fortran_api_test
   call test_matrix()
   call test_matrix_complex()
   call test_errors()
+  call test_local_indices()
 
   call accrete_init(ierr)
   call check(ierr == ACCRETE_ERR_STATE, 'init twice')
@@ -322,6 +323,51 @@ contains
     call check(ierr == ACCRETE_ERR_ARG, 'double block into a float matrix')
     call accrete_matrix_load(h, 'no/such/file.bin', ierr)
     call check(has_error(ACCRETE_ERR_IO, 'no/such/file.bin'), 'missing file')
+    call accrete_matrix_free(h)
+  end subroutine
+
+  ! Every local element is the global one its 1-based indices name:
+  ! A(i, j) = 1000 i + j, written through put / update, read in place.
+  subroutine test_local_indices()
+    type(accrete_array) :: a
+    type(accrete_matrix) :: h
+    real(c_double) :: all(11, 5)
+    real(c_double), pointer :: loc(:, :)
+    integer(c_int64_t), allocatable :: rows(:), cols(:)
+    integer(c_int64_t) :: i, j, lld, lr, lc, ix(11), jx(5)
+    do j = 1, 5
+      do i = 1, 11
+        all(i, j) = 1000 * i + j
+      end do
+    end do
+    call accrete_array_create_block_cyclic(a, ACCRETE_DOUBLE, 11_c_int64_t, 5_c_int64_t, 2_c_int64_t, 2_c_int64_t)
+    if (me == 0) call accrete_array_put(a, [1_c_int64_t, 1_c_int64_t], [11_c_int64_t, 5_c_int64_t], all)
+    call accrete_array_sync(a)
+    call accrete_array_local_indices(a, rows, cols)
+    call accrete_array_local_shape(a, lr, lc)
+    call check(size(rows) == lr .and. size(cols) == lc, 'array local shape')
+    call accrete_array_access(a, loc)
+    do j = 1, size(cols)
+      do i = 1, size(rows)
+        call check(loc(i, j) == all(rows(i), cols(j)), 'array local element')
+      end do
+    end do
+    call accrete_array_release(a)
+    call accrete_array_free(a)
+    call accrete_matrix_create(h, ACCRETE_DOUBLE, 11_c_int64_t, 5_c_int64_t, mb=3_c_int64_t, nb=2_c_int64_t)
+    ix = [(i, i = 1, 11)]
+    jx = [(j, j = 1, 5)]
+    if (me == 0) call accrete_matrix_update(h, all, ix, jx)
+    call accrete_matrix_commit(h)
+    call accrete_matrix_local_indices(h, rows, cols)
+    call accrete_matrix_local_shape(h, lld, lr, lc)
+    call check(size(rows) == lr .and. size(cols) == lc, 'matrix local shape')
+    call accrete_matrix_local(h, loc)
+    do j = 1, size(cols)
+      do i = 1, size(rows)
+        call check(loc(i, j) == all(rows(i), cols(j)), 'matrix local element')
+      end do
+    end do
     call accrete_matrix_free(h)
   end subroutine
 end program

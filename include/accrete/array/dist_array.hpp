@@ -110,6 +110,12 @@ class dist_array {
   std::int64_t local_cols() const noexcept;
   /// Leading dimension of this process's part (max(1, local_rows())).
   std::int64_t lld() const noexcept;
+  /// The global indices of this process's part: element (li, lj) of
+  /// access() (at li + lj * lld()) is A(global_row(li), global_col(lj)).
+  /// Throws std::out_of_range unless 0 <= li < local_rows() (lj: columns).
+  /// Non-collective, no communication.
+  std::int64_t global_row(std::int64_t li) const;
+  std::int64_t global_col(std::int64_t lj) const;
 
   // ---- one-sided patch operations --------------------------------------------------
   future<> put(const patch& p, const T* buf, std::int64_t ld, matrix_layout lay = matrix_layout::col_major);

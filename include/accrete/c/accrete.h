@@ -158,6 +158,11 @@ accrete_status accrete_matrix_symmetrize(accrete_matrix a);
  * NULL). Valid until the matrix is freed. */
 accrete_status accrete_matrix_local(accrete_matrix a, void** local, int64_t* lld, int64_t* local_rows,
                                     int64_t* local_cols);
+/* The global indices of this process's part (0-based): local element
+ * (li, lj), at local[li + lj * lld], is A(rows[li], cols[lj]). rows gets
+ * local_rows entries and cols local_cols (either may be NULL).
+ * Non-collective, no communication. */
+accrete_status accrete_matrix_local_indices(accrete_matrix a, int64_t* rows, int64_t* cols);
 /* One element, read from its owner (non-collective); *value has the matrix's type. */
 accrete_status accrete_matrix_get(accrete_matrix a, int64_t i, int64_t j, void* value);
 /* Copies this process's part (lld x local_cols elements; `count` is dst's
@@ -224,6 +229,11 @@ accrete_status accrete_array_access(accrete_array a, void** local, int64_t* lld,
                                     int64_t* local_cols);
 accrete_status accrete_array_release(accrete_array a);
 accrete_status accrete_array_release_update(accrete_array a);
+/* The size of this process's part (outputs may be NULL); no communication. */
+accrete_status accrete_array_local_shape(accrete_array a, int64_t* local_rows, int64_t* local_cols);
+/* As accrete_matrix_local_indices: local element (li, lj) of the part that
+ * accrete_array_access gives is A(rows[li], cols[lj]). */
+accrete_status accrete_array_local_indices(accrete_array a, int64_t* rows, int64_t* cols);
 /* Collective: Frobenius norm. */
 accrete_status accrete_array_norm(accrete_array a, double* norm);
 /* Collective MPI-IO, the convergent_matrix file format. */

@@ -159,6 +159,12 @@ class convergent_matrix {
   std::int64_t lld() const noexcept { return engine_.shape().lld; }
   std::int64_t local_rows() const noexcept { return engine_.shape().lrows; }
   std::int64_t local_cols() const noexcept { return engine_.shape().lcols; }
+  /// The global indices of this process's part: element (li, lj) of
+  /// local() (at li + lj * lld()) is A(global_row(li), global_col(lj)).
+  /// Throws std::out_of_range unless 0 <= li < local_rows() (lj: columns).
+  /// Non-collective, no communication.
+  std::int64_t global_row(std::int64_t li) const;
+  std::int64_t global_col(std::int64_t lj) const;
 
   /// This process's local block (column-major, leading dimension lld()).
   /// The pointer is valid until the matrix is destroyed or the runtime

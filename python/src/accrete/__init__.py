@@ -244,6 +244,13 @@ class ConvergentMatrix:
         dimension lld). Writing to it changes the matrix."""
         return self._m.local
 
+    def local_indices(self) -> Tuple[np.ndarray, np.ndarray]:
+        """(rows, cols): int64 arrays of the global indices of this process's
+        part, so that local[i, j] is A[rows[i], cols[j]] (and
+        A[np.ix_(rows, cols)] is local). Non-collective."""
+        r, c = self._m.local_indices()
+        return np.asarray(r, dtype=np.int64), np.asarray(c, dtype=np.int64)
+
     def descriptor(self) -> list:
         """The ScaLAPACK descriptor (collective on a grid's first call)."""
         return list(self._m.descriptor())
@@ -395,6 +402,12 @@ class DistArray:
 
     def dot(self, other: "DistArray"):
         return self._a.dot(other._a)
+
+    def local_indices(self) -> Tuple[np.ndarray, np.ndarray]:
+        """(rows, cols): int64 arrays of the global indices of this process's
+        part, so that access()[i, j] is A[rows[i], cols[j]]. Non-collective."""
+        r, c = self._a.local_indices()
+        return np.asarray(r, dtype=np.int64), np.asarray(c, dtype=np.int64)
 
     def access(self) -> np.ndarray:
         """This process's part as a zero-copy view; end with release() or
