@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
                  "matrix buffer_cap = 0");
   /* A grid that one process gets wrong. */
   expect_refused(accrete_matrix_create(&M, ACCRETE_DOUBLE, 8, 8, me == odd ? 7 : 0, me == odd ? 3 : 0, 4, 4, NULL),
-                 odd, "pr (7) * pc (3)", "matrix grid 7 x 3");
+                 odd, "grid 7 x 3 has 21 places", "matrix grid 7 x 3");
   /* A dtype only one process gets wrong, for a matrix and for arrays. */
   expect_refused(accrete_matrix_create(&M, me == odd ? (accrete_dtype)42 : ACCRETE_DOUBLE, 8, 8, 0, 0, 4, 4, NULL),
                  odd, "dtype = 42", "matrix dtype = 42");

@@ -347,11 +347,7 @@ contains
     call accrete_array_local_shape(a, lr, lc)
     call check(size(rows) == lr .and. size(cols) == lc, 'array local shape')
     call accrete_array_access(a, loc)
-    do j = 1, size(cols)
-      do i = 1, size(rows)
-        call check(loc(i, j) == all(rows(i), cols(j)), 'array local element')
-      end do
-    end do
+    call check_part(loc, all, rows, cols, 'array local element')
     call accrete_array_release(a)
     call accrete_array_free(a)
     call accrete_matrix_create(h, ACCRETE_DOUBLE, 11_c_int64_t, 5_c_int64_t, mb=3_c_int64_t, nb=2_c_int64_t)
@@ -363,11 +359,20 @@ contains
     call accrete_matrix_local_shape(h, lld, lr, lc)
     call check(size(rows) == lr .and. size(cols) == lc, 'matrix local shape')
     call accrete_matrix_local(h, loc)
-    do j = 1, size(cols)
-      do i = 1, size(rows)
-        call check(loc(i, j) == all(rows(i), cols(j)), 'matrix local element')
+    call check_part(loc, all, rows, cols, 'matrix local element')
+    call accrete_matrix_free(h)
+  end subroutine
+
+  ! Local element (li, lj) of `loc` is all(rows(li), cols(lj)).
+  subroutine check_part(loc, all, rows, cols, what)
+    real(c_double), intent(in) :: loc(:, :), all(:, :)
+    integer(c_int64_t), intent(in) :: rows(:), cols(:)
+    character(len=*), intent(in) :: what
+    integer :: li, lj
+    do lj = 1, size(cols)
+      do li = 1, size(rows)
+        call check(loc(li, lj) == all(rows(li), cols(lj)), what)
       end do
     end do
-    call accrete_matrix_free(h)
   end subroutine
 end program
