@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Umbrella header: the whole accrete runtime.
 #include "accrete/atomic.hpp"
 #include "accrete/collectives.hpp"

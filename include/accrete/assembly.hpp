@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Vocabulary of assembly: how update blocks are laid out, how updates
 // travel, and what a process counts while assembling. Shared by every data
 // structure built on the assembly engine (convergent_matrix today).
@@ -43,17 +44,20 @@ enum class merge_op {
 /// Counters and time spent (seconds) by this process since construction or
 /// the last reset_stats().
 struct assembly_stats {
-  std::uint64_t updates = 0;           // update calls
-  std::uint64_t elements = 0;          // update elements submitted
-  std::uint64_t direct_packets = 0;    // applied by this process into node-local storage
-  std::uint64_t messages_sent = 0;     // coalesced messages to remote targets
-  std::uint64_t packets_received = 0;  // packets applied on behalf of remote origins
-  std::uint64_t bytes_sent = 0;        // payload bytes sent to remote targets
-  std::size_t peak_buffered = 0;       // highest buffered + in-flight bytes
+  std::uint64_t updates = 0;           ///< update calls
+  std::uint64_t elements = 0;          ///< update elements submitted
+  std::uint64_t direct_packets = 0;    ///< applied by this process into node-local storage
+  std::uint64_t messages_sent = 0;     ///< coalesced messages to remote targets
+  std::uint64_t packets_received = 0;  ///< packets applied on behalf of remote origins
+  std::uint64_t bytes_sent = 0;        ///< payload bytes sent to remote targets
+  std::size_t peak_buffered = 0;       ///< highest buffered + in-flight bytes
   /// Highest memory the coalescing buffers held (their capacity): at most
   /// about buffer_cap plus the first packet of each part with data, whatever P.
   std::size_t peak_reserved = 0;
-  double t_bin = 0, t_move = 0, t_apply = 0, t_wait = 0;
+  double t_bin = 0,  ///< seconds binning updates by owner
+      t_move = 0,     ///< seconds sending and receiving
+      t_apply = 0,    ///< seconds applying contributions to storage
+      t_wait = 0;     ///< seconds waiting (for buffer space, or in commit)
 };
 
 }  // namespace accrete

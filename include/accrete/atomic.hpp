@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Remote atomics on global pointers.
 //
 // atomic_domain<T> (T = int32_t, int64_t, uint32_t, uint64_t, float,
@@ -55,6 +56,9 @@ inline constexpr bool atomic_supported =
     std::is_same_v<T, std::uint64_t> || std::is_same_v<T, float> || std::is_same_v<T, double>;
 }  // namespace detail
 
+/// Atomic read-modify-write operations on objects of type T in shared
+/// segments, atomic with respect to every other operation of any domain of
+/// the same T (see the header comment for the guarantees and the MPIs).
 template <class T>
 class atomic_domain {
   static_assert(detail::atomic_supported<T>,
@@ -76,26 +80,37 @@ class atomic_domain {
   // Every operation is complete at the target when its call returns, so
   // the futures are ready at once; the memory order is accepted for UPC++
   // compatibility and not needed. fetch_X returns the previous value.
+  /// Memory order argument (accepted, not needed: see above).
   using order = std::memory_order;
+  /// The default order.
   static constexpr order seq = std::memory_order_seq_cst;
 
   /// The value at p.
   future<T> load(global_ptr<T> p, order = seq) { return fetch(p, op::no_op, T{}, "load"); }
   /// Sets the value at p (store), also returning the previous one (exchange).
+  ///@{
   future<> store(global_ptr<T> p, T v, order = seq) { return apply(p, op::replace, v, "store"); }
   future<T> exchange(global_ptr<T> p, T v, order = seq) { return fetch(p, op::replace, v, "exchange"); }
+  ///@}
   /// Adds v.
+  ///@{
   future<T> fetch_add(global_ptr<T> p, T v, order = seq) { return fetch(p, op::add, v, "fetch_add"); }
   future<> add(global_ptr<T> p, T v, order = seq) { return apply(p, op::add, v, "add"); }
+  ///@}
   /// Subtracts v (wrapping for unsigned T).
+  ///@{
   future<T> fetch_sub(global_ptr<T> p, T v, order = seq) { return fetch(p, op::add, negate(v), "fetch_sub"); }
   future<> sub(global_ptr<T> p, T v, order = seq) { return apply(p, op::add, negate(v), "sub"); }
+  ///@}
   /// Sets the value to min(old, v) or max(old, v).
+  ///@{
   future<T> fetch_min(global_ptr<T> p, T v, order = seq) { return fetch(p, op::min, v, "fetch_min"); }
   future<> min(global_ptr<T> p, T v, order = seq) { return apply(p, op::min, v, "min"); }
   future<T> fetch_max(global_ptr<T> p, T v, order = seq) { return fetch(p, op::max, v, "fetch_max"); }
   future<> max(global_ptr<T> p, T v, order = seq) { return apply(p, op::max, v, "max"); }
+  ///@}
   /// Bitwise and/or/xor (integer T only); fetch_ returns the previous value.
+  ///@{
   future<T> fetch_bit_and(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
     return fetch(p, op::band, v, "fetch_bit_and");
   }
@@ -105,6 +120,7 @@ class atomic_domain {
   future<T> fetch_bit_xor(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
     return fetch(p, op::bxor, v, "fetch_bit_xor");
   }
+  ///@}
   /// If the value at p equals `expected`, sets it to `desired`. Returns the
   /// previous value (equal to `expected` exactly when the swap happened).
   future<T> compare_exchange(global_ptr<T> p, T expected, T desired, order = seq) {
@@ -114,6 +130,7 @@ class atomic_domain {
     return make_future(old);
   }
 
+  /// The team the domain was made over.
   const team& get_team() const noexcept { return *team_; }
 
  private:

@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Collectives over teams.
 //
 //   void      barrier(team)                               blocking (makes user-level progress)
@@ -117,6 +118,7 @@ struct fast_op {
 }  // namespace detail
 
 /// Built-in reduction operators (also usable as ordinary binary callables).
+///@{
 inline constexpr detail::fast_op<detail::coll_op::add> op_fast_add{};
 inline constexpr detail::fast_op<detail::coll_op::mul> op_fast_mul{};
 inline constexpr detail::fast_op<detail::coll_op::min> op_fast_min{};
@@ -124,6 +126,7 @@ inline constexpr detail::fast_op<detail::coll_op::max> op_fast_max{};
 inline constexpr detail::fast_op<detail::coll_op::band> op_fast_bit_and{};
 inline constexpr detail::fast_op<detail::coll_op::bor> op_fast_bit_or{};
 inline constexpr detail::fast_op<detail::coll_op::bxor> op_fast_bit_xor{};
+///@}
 
 // ---- backend interface (src/backend/mpi/collectives.cpp) ------------------------------
 

@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // dist_object<T>: one T per member of a team, under one name.
 //
 // Construction is collective over the team: every member constructs its
@@ -51,9 +52,14 @@
 
 namespace accrete {
 
+/// One object per member of a team, found by the others through this
+/// object (RPC arguments, fetch): UPC++'s dist_object. Its constructor and
+/// destructor are collective over the team, and members must create their
+/// dist_objects in the same order.
 template <class T>
 class dist_object {
  public:
+  /// The type of each member's value.
   using value_type = T;
 
   /// Collective over `t`: this member's instance holds `value`.
@@ -75,10 +81,13 @@ class dist_object {
     if (generation_ == detail::runtime_generation()) detail::dist_remove(key_);
   }
 
+  /// This member's value.
+  ///@{
   T& operator*() noexcept { return value_; }
   const T& operator*() const noexcept { return value_; }
   T* operator->() noexcept { return &value_; }
   const T* operator->() const noexcept { return &value_; }
+  ///@}
 
   /// The team this object lives on.
   const team& get_team() const noexcept { return *team_; }
@@ -121,8 +130,12 @@ struct rpc_arg<dist_object_ref<T>> {
 };
 }  // namespace detail
 
+/// A dist_object passed to an RPC travels as its name; the callee receives
+/// its own member's object.
 template <class T>
 struct serialization<dist_object<T>> {
+  /// The rule's protocol (see serialization<T>).
+  ///@{
   using deserialized_type = detail::dist_object_ref<T>;
   static void serialize(writer& w, const dist_object<T>& d) {
     w.write(d.key().team);
@@ -134,6 +147,7 @@ struct serialization<dist_object<T>> {
     k.object = r.read<std::uint64_t>();
     return {k};
   }
+  ///@}
 };
 
 }  // namespace accrete

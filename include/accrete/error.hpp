@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Exceptions thrown by accrete. Every public entry point validates its input
 // and throws one of these with a message naming the offending value.
 #include <cstddef>
@@ -29,12 +30,15 @@ class bad_global_ptr : public error {
 /// The shared segment cannot satisfy an allocation.
 class segment_exhausted : public error {
  public:
+  /// The message names the three sizes.
   segment_exhausted(std::size_t requested, std::size_t free_bytes, std::size_t largest_free)
       : error("accrete: shared segment exhausted: requested " + std::to_string(requested) + " bytes, " +
               std::to_string(free_bytes) + " bytes free (largest free block " + std::to_string(largest_free) + ")"),
         requested_(requested),
         free_(free_bytes) {}
+  /// Bytes asked for.
   std::size_t requested() const noexcept { return requested_; }
+  /// Bytes free in the segment at the time (in pieces).
   std::size_t free_bytes() const noexcept { return free_; }
 
  private:

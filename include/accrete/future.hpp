@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // accrete::future<T...> — UPC++-style futures.
 //
 // Thread-safety: none by design. A future (and its shared state, including
@@ -166,11 +167,15 @@ X take(X& x, bool may_move) {
 template <class... T>
 class future {
  public:
+  /// The values as one tuple.
   using results_type = std::tuple<T...>;
+  /// Whether this is future<> (completion only).
   static constexpr bool is_empty = sizeof...(T) == 0;
 
   /// future<>: ready. future<T...> with T non-empty: empty handle (never ready).
   future() noexcept = default;
+  /// Copies share the state (a reference count); moves take it.
+  ///@{
   future(const future& o) noexcept : s_(o.s_) {
     if (s_) detail::add_ref(s_);
   }
@@ -184,6 +189,7 @@ class future {
     if (this != &o) reset(std::exchange(o.s_, nullptr));
     return *this;
   }
+  ///@}
   ~future() {
     if (s_) detail::release(s_);
   }
@@ -202,6 +208,7 @@ class future {
   /// promise does not count): then moves (this is how move-only values come
   /// out). Throws std::logic_error if not ready, or if a move-only value
   /// would have to be copied.
+  ///@{
   template <int I = -1>
   typename detail::result_type<I, T...>::type result() const& {
     check_ready("accrete::future::result: future is not ready");
@@ -212,7 +219,9 @@ class future {
     check_ready("accrete::future::result: future is not ready");
     return extract<I>(!is_empty && s_ && s_->claim_values());
   }
+  ///@}
   /// All values as a tuple (requires ready; throws std::logic_error).
+  ///@{
   results_type result_tuple() const& {
     check_ready("accrete::future::result_tuple: future is not ready");
     if constexpr (is_empty)
@@ -227,9 +236,11 @@ class future {
     else
       return detail::take(s_->value(), s_->claim_values());
   }
+  ///@}
 
   /// Makes user-level progress (accrete::progress()) until ready, then
   /// returns result<I>(). Callbacks of this and other futures may run inside.
+  ///@{
   template <int I = -1>
   typename detail::result_type<I, T...>::type wait() const& {
     wait_ready();
@@ -240,6 +251,7 @@ class future {
     wait_ready();
     return extract<I>(!is_empty && s_ && s_->claim_values());
   }
+  ///@}
 
   /// Returns a future of f(values...) (f gets the values as const lvalues).
   /// If f returns void the result is future<>; if it returns future<U...> the

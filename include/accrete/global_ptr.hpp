@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Global pointers: {rank, offset} into a process's shared segment.
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
 #ifndef ACCRETE_PUBLIC_INCLUDE
@@ -47,8 +48,11 @@ struct gp_access {
 template <class T>
 class global_ptr {
  public:
+  /// The pointee type.
   using element_type = T;
+  /// A null pointer.
   global_ptr() = default;
+  /// A null pointer.
   global_ptr(std::nullptr_t) {}
   /// Conversion to a pointer to const (or to void-like std::byte is not
   /// implicit: use reinterpret_pointer_cast).
@@ -56,7 +60,9 @@ class global_ptr {
   requires(!std::is_same_v<U, T> && std::is_convertible_v<U*, T*>) global_ptr(const global_ptr<U>& o)
       : rank_(o.where()), offset_(o.offset()) {}
 
+  /// Whether the pointer is null.
   bool is_null() const noexcept { return rank_ < 0; }
+  /// Whether the pointer is not null.
   explicit operator bool() const noexcept { return !is_null(); }
   /// The rank whose segment holds the object (-1 when null).
   int where() const noexcept { return rank_; }
@@ -75,6 +81,9 @@ class global_ptr {
     return reinterpret_cast<T*>(detail::segment_base(rank_) + offset_);
   }
 
+  /// Pointer arithmetic in elements of T (bytes for void), within the
+  /// target's segment: nothing checks the result until it is used.
+  ///@{
   global_ptr& operator+=(std::ptrdiff_t n) {
     offset_ += std::uint64_t(n * std::ptrdiff_t(elem_size()));
     return *this;
@@ -95,6 +104,7 @@ class global_ptr {
   friend global_ptr operator+(global_ptr p, std::ptrdiff_t n) { return p += n; }
   friend global_ptr operator+(std::ptrdiff_t n, global_ptr p) { return p += n; }
   friend global_ptr operator-(global_ptr p, std::ptrdiff_t n) { return p -= n; }
+  ///@}
   /// Element distance; both pointers must point into the same segment.
   friend std::ptrdiff_t operator-(const global_ptr& a, const global_ptr& b) {
     if (a.rank_ != b.rank_)
@@ -102,8 +112,11 @@ class global_ptr {
                            " and " + std::to_string(b.rank_));
     return (std::ptrdiff_t(a.offset_) - std::ptrdiff_t(b.offset_)) / std::ptrdiff_t(elem_size());
   }
+  /// Equal when both are null or name the same rank and offset.
   friend bool operator==(const global_ptr&, const global_ptr&) = default;
+  /// Ordered by rank, then offset (a total order, for containers).
   friend auto operator<=>(const global_ptr&, const global_ptr&) = default;
+  /// Prints `global_ptr(rank R, offset O)`.
   friend std::ostream& operator<<(std::ostream& os, const global_ptr& p) {
     return os << "global_ptr(rank " << p.rank_ << ", offset " << p.offset_ << ")";
   }
@@ -143,9 +156,14 @@ global_ptr<T> to_global_ptr(T* p) {
 
 }  // namespace accrete
 
+// Doxygen 1.9 cannot place this specialization of std::hash: hidden from it.
+/// \cond
+/// Hash of a global pointer (rank and offset), for unordered containers.
 template <class T>
 struct std::hash<accrete::global_ptr<T>> {
+  /// The hash value.
   std::size_t operator()(const accrete::global_ptr<T>& p) const noexcept {
     return std::hash<std::uint64_t>{}(p.offset() * 1000003u + std::uint64_t(p.where()));
   }
 };
+/// \endcond

@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // The progress engine. Nothing happens in the background: communication
 // advances when the calling thread enters accrete.
 //  - Internal progress (inside any accrete call) only moves data.

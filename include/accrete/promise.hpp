@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // accrete::promise<T...> — the producer side of a future (UPC++ semantics).
 //
 // Thread-safety: none by design; a promise and its future belong to the
@@ -46,9 +47,13 @@ namespace detail {
 struct promise_access;
 }
 
+/// The producer side of a future<T...>: counts dependencies (anonymous
+/// ones, and the result for non-empty T...) and makes its future ready when
+/// the last is fulfilled and the promise finalized (UPC++'s promise).
 template <class... T>
 class promise {
  public:
+  /// Whether this is promise<> (dependencies only, no values).
   static constexpr bool is_empty = sizeof...(T) == 0;
 
   /// A promise with `dependency_count` anonymous dependencies (>= 0).
@@ -58,6 +63,9 @@ class promise {
   }
   promise(const promise&) = delete;
   promise& operator=(const promise&) = delete;
+  /// Moves take the state; the moved-from promise may only be destroyed
+  /// or assigned to.
+  ///@{
   promise(promise&& o) noexcept
       : s_(std::exchange(o.s_, nullptr)), finalized_(o.finalized_), result_given_(o.result_given_) {}
   promise& operator=(promise&& o) noexcept {
@@ -69,6 +77,8 @@ class promise {
     }
     return *this;
   }
+  ///@}
+
   /// Dropping an unfulfilled promise leaves its futures forever non-ready.
   ~promise() {
     if (s_) drop();

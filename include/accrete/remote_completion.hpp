@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Remote completion for RMA: a put that runs an RPC at the target once the
 // data has landed there (UPC++'s remote_cx::as_rpc).
 //
@@ -86,9 +87,13 @@ namespace remote_cx {
 /// rput(). Move-only in spirit (it is sent once).
 class rpc_cx {
  public:
+  /// Internal (as_rpc() makes it; rput() sends it): the handler to run at
+  /// the target and its serialized arguments.
+  ///@{
   rpc_cx(detail::am_handler h, std::vector<std::byte>&& msg) : h_(h), msg_(std::move(msg)) {}
   detail::am_handler handler() const noexcept { return h_; }
   std::vector<std::byte>& message() noexcept { return msg_; }
+  ///@}
 
  private:
   detail::am_handler h_;

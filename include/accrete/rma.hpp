@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Contiguous one-sided transfers: rput and rget.
 //
 // Completion: each call reports operation completion (put: the data is in

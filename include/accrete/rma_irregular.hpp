@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Irregular and regular one-sided transfers over lists of fragments (UPC++
 // style).
 //
@@ -211,7 +212,9 @@ void rget_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest
 
 /// Regular fragments: every source fragment is `src_len` elements, every
 /// destination fragment `dest_len`; iterators yield plain pointers
-/// (const T*) and global pointers (global_ptr<T>).
+/// (const T*) and global pointers (global_ptr<T>). Completion: the future,
+/// a promise, or a remote-completion RPC, as for rput.
+///@{
 template <class SrcIt, class DstIt>
 future<> rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
                       std::size_t dest_len) {
@@ -229,8 +232,10 @@ future<> rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt
   return detail::rput_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, nullptr,
                                    std::move(rcx));
 }
+///@}
 /// Regular fragments, get direction: iterators yield global_ptr<T> (source)
-/// and T* (destination).
+/// and T* (destination). Completion: the future or a promise.
+///@{
 template <class SrcIt, class DstIt>
 future<> rget_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
                       std::size_t dest_len) {
@@ -241,5 +246,6 @@ void rget_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt des
                   std::size_t dest_len, promise<>& p) {
   detail::rget_regular_impl(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, &p);
 }
+///@}
 
 }  // namespace accrete

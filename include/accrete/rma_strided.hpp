@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Strided one-sided transfers of N-dimensional sections (UPC++ style).
 //
 //   rput_strided<Dim>(src_base, src_strides, dest_base, dest_strides, extents [, promise] [, remote_cx])

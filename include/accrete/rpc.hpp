@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Remote procedure calls.
 //
 //   future<R> rpc(rank, f, args...)          run f(args...) on `rank`, get its result

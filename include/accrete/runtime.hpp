@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Starting and stopping the accrete runtime.
 #include <cstddef>
 #include <optional>
@@ -52,12 +53,15 @@ void finalize();
 bool initialized() noexcept;
 
 /// This process's rank in the world team, and the number of processes.
+///@{
 int rank_me();
 int rank_n();
+///@}
 
 /// RAII: init() in the constructor, finalize() in the destructor.
 class runtime {
  public:
+  /// init(opts).
   explicit runtime(const init_options& opts = {}) { init(opts); }
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;

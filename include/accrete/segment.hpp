@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Allocation in the caller's shared segment. Local and non-collective.
 #include <cstddef>
 #include <new>
@@ -15,15 +16,19 @@ namespace accrete {
 global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment = alignof(std::max_align_t));
 /// Releases memory from allocate(). The pointer must be the caller's own,
 /// as returned by allocate (throws bad_global_ptr otherwise). Null is a no-op.
+///@{
 void deallocate(global_ptr<std::byte> p);
 template <class T>
 void deallocate(global_ptr<T> p) {
   deallocate(reinterpret_pointer_cast<std::byte>(p));
 }
+///@}
 
 /// Bytes in the caller's segment, and bytes currently allocated.
+///@{
 std::size_t segment_size();
 std::size_t segment_used();
+///@}
 
 /// Constructs one T in the caller's segment.
 template <class T, class... Args>

@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Serialization of RPC arguments and results.
 //
 // Rules, in order of precedence for a type T:
@@ -54,6 +55,7 @@ class serialization_error : public error {
 /// (see the header comment); do not rely on its members.
 template <class T>
 struct serialization {
+  /// Marks the primary template (no rule for T); internal.
   using accrete_no_rule_ = void;
 };
 
@@ -103,6 +105,7 @@ using deserialized_type_t = typename detail::deserialized<std::remove_cvref_t<T>
 /// that vector (so alignment of view data is relative to its start).
 class writer {
  public:
+  /// Appends to `buf`, which must outlive the writer.
   explicit writer(std::vector<std::byte>& buf) noexcept : buf_(&buf) {}
 
   /// Writes one value by its rule.
@@ -175,8 +178,11 @@ class reader {
     std::size_t at = origin_ + pos_;
     read_bytes((a - at % a) % a, field);
   }
+  /// Bytes not read yet.
   std::size_t remaining() const noexcept { return data_.size() - pos_; }
+  /// Bytes read so far.
   std::size_t position() const noexcept { return pos_; }
+  /// The rank that sent the buffer (-1 if unknown); named in errors.
   int source() const noexcept { return source_; }
   /// Throws unless every byte was consumed.
   void expect_end() const {
@@ -258,8 +264,14 @@ deserialized_type_t<T> reader::read() {
 
 // ---- rules for standard types -------------------------------------------------
 
+/// Rule for strings: the length, then the characters (trivially copyable
+/// character types only).
 template <class C, class Tr, class A>
 struct serialization<std::basic_string<C, Tr, A>> {
+  /// The rule's protocol (see serialization<T> in the header comment):
+  /// `enabled`, `serialize(writer&, const X&)`, `deserialize(reader&)`
+  /// and, where it differs from X, `deserialized_type`.
+  ///@{
   static constexpr bool enabled = std::is_trivially_copyable_v<C>;
   static void serialize(writer& w, const std::basic_string<C, Tr, A>& s) {
     w.write_size(s.size());
@@ -272,10 +284,17 @@ struct serialization<std::basic_string<C, Tr, A>> {
     if (n) std::memcpy(s.data(), b.data(), b.size());
     return s;
   }
+  ///@}
 };
 
+/// Rule for vectors: the length, then the elements (one block of bytes
+/// when T is bytewise, else element by element).
 template <class T, class A>
 struct serialization<std::vector<T, A>> {
+  /// The rule's protocol (see serialization<T> in the header comment):
+  /// `enabled`, `serialize(writer&, const X&)`, `deserialize(reader&)`
+  /// and, where it differs from X, `deserialized_type`.
+  ///@{
   static constexpr bool enabled = is_serializable_v<T>;
   using deserialized_type = std::vector<deserialized_type_t<T>>;
   static constexpr bool bulk = detail::bytewise<T> && !std::is_same_v<T, bool> && std::is_default_constructible_v<T>;
@@ -308,10 +327,16 @@ struct serialization<std::vector<T, A>> {
     }
     return v;
   }
+  ///@}
 };
 
+/// Rule for fixed-size arrays: the N elements.
 template <class T, std::size_t N>
 struct serialization<std::array<T, N>> {
+  /// The rule's protocol (see serialization<T> in the header comment):
+  /// `enabled`, `serialize(writer&, const X&)`, `deserialize(reader&)`
+  /// and, where it differs from X, `deserialized_type`.
+  ///@{
   static constexpr bool enabled = is_serializable_v<T>;
   using D = deserialized_type_t<T>;
   using deserialized_type = std::array<D, N>;
@@ -335,10 +360,16 @@ struct serialization<std::array<T, N>> {
       (std::make_index_sequence<N>{});
     }
   }
+  ///@}
 };
 
+/// Rule for pairs: first, then second.
 template <class A, class B>
 struct serialization<std::pair<A, B>> {
+  /// The rule's protocol (see serialization<T> in the header comment):
+  /// `enabled`, `serialize(writer&, const X&)`, `deserialize(reader&)`
+  /// and, where it differs from X, `deserialized_type`.
+  ///@{
   static constexpr bool enabled = is_serializable_v<A> && is_serializable_v<B>;
   using deserialized_type = std::pair<deserialized_type_t<A>, deserialized_type_t<B>>;
   static void serialize(writer& w, const std::pair<A, B>& p) {
@@ -348,10 +379,16 @@ struct serialization<std::pair<A, B>> {
   static deserialized_type deserialize(reader& r) {
     return deserialized_type{r.read<A>(), r.read<B>()};  // braces: left to right
   }
+  ///@}
 };
 
+/// Rule for tuples: the elements in order.
 template <class... T>
 struct serialization<std::tuple<T...>> {
+  /// The rule's protocol (see serialization<T> in the header comment):
+  /// `enabled`, `serialize(writer&, const X&)`, `deserialize(reader&)`
+  /// and, where it differs from X, `deserialized_type`.
+  ///@{
   static constexpr bool enabled = (is_serializable_v<T> && ...);
   using deserialized_type = std::tuple<deserialized_type_t<T>...>;
   static void serialize(writer& w, const std::tuple<T...>& t) {
@@ -360,6 +397,7 @@ struct serialization<std::tuple<T...>> {
   static deserialized_type deserialize(reader& r) {
     return deserialized_type{r.read<T>()...};  // braces: left to right
   }
+  ///@}
 };
 
 // ---- whole buffers ------------------------------------------------------------

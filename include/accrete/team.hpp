@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // Teams: ordered sets of processes with their own MPI communicator.
 #include <cstdint>
 #include <vector>
@@ -20,15 +21,20 @@ struct team_access;  // src/backend/mpi/team.cpp
 class team {
  public:
   team() = default;
+  /// Moves take the communicator; the moved-from team is empty.
+  ///@{
   team(team&& o) noexcept;
   team& operator=(team&& o) noexcept;
+  ///@}
   team(const team&) = delete;
   team& operator=(const team&) = delete;
   ~team();
 
   /// Rank of the caller in this team, and the team's size.
+  ///@{
   int rank_me() const;
   int rank_n() const;
+  ///@}
   /// World rank of team member `team_rank` (throws std::out_of_range).
   int to_world(int team_rank) const;
   /// Team rank of world rank `world_rank`, or -1 if not a member.

@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // view<T>: a sequence passed to an RPC without building a container.
 //
 // The sender makes a view over any range with make_view(begin, end) (the
@@ -31,22 +32,34 @@ namespace accrete {
 template <class T, class Iter = const T*>
 class view {
  public:
+  /// Container-like member types (the elements are read only).
+  ///@{
   using value_type = T;
   using iterator = Iter;
   using const_iterator = Iter;
   using size_type = std::size_t;
+  ///@}
 
+  /// An empty view.
   view() = default;
+  /// The n elements [b, e) (make_view computes n).
   view(Iter b, Iter e, std::size_t n) : b_(b), e_(e), n_(n) {}
 
+  /// The elements, in order.
+  ///@{
   Iter begin() const { return b_; }
   Iter end() const { return e_; }
+  ///@}
+  /// Number of elements.
   std::size_t size() const noexcept { return n_; }
+  /// Whether the view has no element.
   bool empty() const noexcept { return n_ == 0; }
 
-  /// Contiguous views (Iter = const T*) only.
+  /// Contiguous views (Iter = const T*) only: the elements as an array.
+  ///@{
   const T* data() const requires std::is_same_v<Iter, const T*> { return b_; }
   const T& operator[](std::size_t i) const requires std::is_same_v<Iter, const T*> { return b_[i]; }
+  ///@}
 
   /// Internal: a view that keeps storage alive (receiver-side copies).
   view(Iter b, Iter e, std::size_t n, std::shared_ptr<const void> keep) : b_(b), e_(e), n_(n), keep_(std::move(keep)) {}
@@ -75,6 +88,9 @@ auto make_view(const C& c) -> decltype(make_view(std::begin(c), std::end(c))) {
 /// elements' bytes; otherwise each element by its rule.
 template <class T, class Iter>
 struct serialization<view<T, Iter>> {
+  /// The rule's protocol (see serialization<T>); a received view of a
+  /// bytewise T points into the message buffer, without a copy.
+  ///@{
   static constexpr bool enabled = is_serializable_v<T>;
   using deserialized_type = view<deserialized_type_t<T>>;
   static constexpr bool flat = detail::bytewise<T> && !std::is_same_v<T, bool>;
@@ -132,6 +148,7 @@ struct serialization<view<T, Iter>> {
       return deserialized_type(p, p + n, n, std::move(copy));
     }
   }
+  ///@}
 };
 
 }  // namespace accrete

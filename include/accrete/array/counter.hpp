@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // accrete::counter: one global 64-bit integer for dynamic load balancing
 // (Global Arrays' NGA_Read_inc): fetch_add hands out task numbers.
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
@@ -32,6 +33,7 @@ namespace accrete {
 /// Call from the thread that drives the runtime.
 class counter {
  public:
+  /// Collective over the world: a counter holding `initial`.
   explicit counter(std::int64_t initial = 0);
   ~counter();
   counter(const counter&) = delete;

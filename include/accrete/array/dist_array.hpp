@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // dist_array<T>: a distributed 2D array with Global Arrays semantics --
 // one-sided put, get and accumulate on patches of any shape, completed
 // without the owner's attention (after Elemental's RMAInterface / EL::DA and
@@ -82,6 +83,7 @@ class dist_array {
                 "dist_array supports float, double, complex<float>, complex<double>, int32_t and int64_t");
 
  public:
+  /// The element type.
   using value_type = T;
 
   /// Collective over the world: zero-filled storage for every part. Throws
@@ -96,17 +98,22 @@ class dist_array {
   dist_array(const dist_array&) = delete;
   dist_array& operator=(const dist_array&) = delete;
 
+  /// The distribution the array was made with.
   const distribution& dist() const noexcept;
   /// Whether the array can be used: the runtime it was made in is up (not
   /// finalized, and not replaced by a later init()). Every member that
   /// touches data or communicates throws accrete::not_initialized otherwise;
   /// the shape queries below keep answering.
   bool usable() const noexcept;
+  /// Global rows.
   std::int64_t rows() const noexcept { return dist().rows(); }
+  /// Global columns.
   std::int64_t cols() const noexcept { return dist().cols(); }
   /// World rank owning element (i, j).
   int locate(std::int64_t i, std::int64_t j) const { return dist().locate(i, j); }
+  /// Rows of this process's part.
   std::int64_t local_rows() const noexcept;
+  /// Columns of this process's part.
   std::int64_t local_cols() const noexcept;
   /// Leading dimension of this process's part (max(1, local_rows())).
   std::int64_t lld() const noexcept;
@@ -114,16 +121,26 @@ class dist_array {
   /// access() (at li + lj * lld()) is A(global_row(li), global_col(lj)).
   /// Throws std::out_of_range unless 0 <= li < local_rows() (lj: columns).
   /// Non-collective, no communication.
+  ///@{
   std::int64_t global_row(std::int64_t li) const;
   std::int64_t global_col(std::int64_t lj) const;
+  ///@}
 
   // ---- one-sided patch operations --------------------------------------------------
+  /// A[p] = buf (put) or buf = A[p] (get), buf column-major with leading
+  /// dimension ld (or row-major). The patch is checked first (bounds, then
+  /// the buffer): nothing moves on an error. The future is ready when buf
+  /// may be reused (put) or holds the data (get); a put is visible to
+  /// others after flush() and a barrier, or sync().
+  ///@{
   future<> put(const patch& p, const T* buf, std::int64_t ld, matrix_layout lay = matrix_layout::col_major);
   future<> get(const patch& p, T* buf, std::int64_t ld, matrix_layout lay = matrix_layout::col_major) const;
+  ///@}
   /// A[p] += alpha * buf.
   future<> acc(const patch& p, const T* buf, std::int64_t ld, T alpha = T(1),
                matrix_layout lay = matrix_layout::col_major);
   /// Blocking forms: return once the future would be ready.
+  ///@{
   void put_blocking(const patch& p, const T* buf, std::int64_t ld, matrix_layout lay = matrix_layout::col_major) {
     put(p, buf, ld, lay).wait();
   }
@@ -134,11 +151,14 @@ class dist_array {
                     matrix_layout lay = matrix_layout::col_major) {
     acc(p, buf, ld, alpha, lay).wait();
   }
+  ///@}
 
   /// Remote completion of every put/acc/scatter this process issued (to
   /// `rank`): visible to everyone when it returns.
+  ///@{
   void flush();
   void flush(int rank);
+  ///@}
   /// Local completion: every buffer of this process's pending operations
   /// may be reused (or holds its data).
   void flush_local();
@@ -159,6 +179,7 @@ class dist_array {
   /// lld(). Remote operations may still change it; call after sync() for
   /// stable values. Pair with release() (read only) or release_update().
   T* access();
+  /// Ends access() without writes to the part.
   void release();
   /// Like release(); the caller wrote to the part, so later remote reads
   /// after the next sync() see the writes.
@@ -168,8 +189,11 @@ class dist_array {
   /// Completes every outstanding operation everywhere (GA_Sync): a barrier
   /// after each process's flush().
   void sync();
+  /// Every element becomes 0.
   void zero();
+  /// Every element becomes value.
   void fill(T value);
+  /// Every element is multiplied by alpha.
   void scale(T alpha);
   /// this = alpha * a + beta * b; a and b must have this distribution (they
   /// may be *this).
@@ -196,8 +220,10 @@ class dist_array {
   /// first. load() throws std::runtime_error naming both byte counts when
   /// the file does not hold rows() * cols() elements of T (wrong type or
   /// shape) and leaves the array unchanged.
+  ///@{
   void save(const std::string& path) const;
   void load(const std::string& path);
+  ///@}
   /// ScaLAPACK descriptor {1, ctxt, m, n, mb, nb, rsrc, csrc, lld} of this
   /// process's part, for block-cyclic and element-cyclic distributions
   /// (ScaLAPACK routines then work on access() in place). The first call is

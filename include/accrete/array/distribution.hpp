@@ -13,6 +13,7 @@
 // part owns in any global index range are consecutive in its local indices
 // (true of all four), so any patch is one local rectangle per owner.
 #pragma once
+/// \file
 
 #include <algorithm>
 #include <cstdint>
@@ -27,21 +28,33 @@ namespace accrete {
 /// A rectangle of global indices, half-open: rows [row_lo, row_hi), columns
 /// [col_lo, col_hi). Empty when either range is empty.
 struct patch {
-  std::int64_t row_lo = 0, row_hi = 0, col_lo = 0, col_hi = 0;
+  std::int64_t row_lo = 0,  ///< first row
+      row_hi = 0,           ///< one past the last row
+      col_lo = 0,           ///< first column
+      col_hi = 0;           ///< one past the last column
+  /// Rows in the patch (0 if the row range is empty or inverted).
   std::int64_t rows() const noexcept { return row_hi > row_lo ? row_hi - row_lo : 0; }
+  /// Columns in the patch (0 if the column range is empty or inverted).
   std::int64_t cols() const noexcept { return col_hi > col_lo ? col_hi - col_lo : 0; }
+  /// Elements in the patch.
   std::int64_t size() const noexcept { return rows() * cols(); }
+  /// Whether the patch holds no element.
   bool empty() const noexcept { return size() == 0; }
+  /// Same four bounds.
   friend bool operator==(const patch&, const patch&) = default;
 };
 
-/// One dimension: global index -> (part, local index).
 /// Consecutive global indices [start, start + length).
 struct index_run {
-  std::int64_t start, length;
+  std::int64_t start,  ///< first index
+      length;          ///< number of indices
+  /// Same start and length.
   friend bool operator==(const index_run&, const index_run&) = default;
 };
 
+/// One dimension of a distribution: global index -> (part, local index).
+/// Either cyclic (blocks dealt round-robin over the parts, as ScaLAPACK) or
+/// irregular (part k holds one contiguous range).
 class axis {
  public:
   /// Blocks of `block` dealt cyclically over `parts`, block 0 on part `src`.
@@ -85,12 +98,17 @@ class axis {
     return irregular(std::move(b));
   }
 
+  /// Global indices along this axis.
   std::int64_t extent() const noexcept { return n_; }
+  /// Parts the axis is divided over.
   int parts() const noexcept { return parts_; }
+  /// Whether the axis is cyclic (else irregular: one range per part).
   bool is_cyclic() const noexcept { return bounds_.empty(); }
   /// Block size of a cyclic axis (0 for irregular ones).
   std::int64_t block() const noexcept { return block_; }
+  /// Part holding block 0 of a cyclic axis.
   int src() const noexcept { return src_; }
+  /// An irregular axis's part bounds (parts() + 1 values; empty if cyclic).
   const std::vector<std::int64_t>& bounds() const noexcept { return bounds_; }
 
   /// Part owning global index i (0 <= i < extent()).
@@ -146,6 +164,7 @@ class axis {
     return runs;
   }
 
+  /// Same extent, blocks, parts and bounds.
   friend bool operator==(const axis&, const axis&) = default;
 
  private:
@@ -157,6 +176,7 @@ class axis {
   std::vector<std::int64_t> bounds_;
 };
 
+/// The factory a distribution came from.
 enum class distribution_kind { block, irregular, block_cyclic, element_cyclic };
 
 /// A 2D distribution: a row axis over prows parts and a column axis over
@@ -186,13 +206,21 @@ class distribution {
     return {distribution_kind::element_cyclic, axis::cyclic(rows, 1, prows), axis::cyclic(cols, 1, pcols)};
   }
 
+  /// Which factory made it.
   distribution_kind kind() const noexcept { return kind_; }
+  /// Global rows.
   std::int64_t rows() const noexcept { return rows_.extent(); }
+  /// Global columns.
   std::int64_t cols() const noexcept { return cols_.extent(); }
+  /// Rows of the grid of parts.
   int grid_rows() const noexcept { return rows_.parts(); }
+  /// Columns of the grid of parts.
   int grid_cols() const noexcept { return cols_.parts(); }
+  /// Parts: grid_rows() x grid_cols(); part (r, c) is number r * grid_cols() + c.
   int parts() const noexcept { return rows_.parts() * cols_.parts(); }
+  /// The row dimension (its global() maps a part row's local index to a global row).
   const axis& row_axis() const noexcept { return rows_; }
+  /// The column dimension.
   const axis& col_axis() const noexcept { return cols_; }
 
   /// Part owning element (i, j). Throws std::out_of_range naming the bad index.
@@ -201,7 +229,9 @@ class distribution {
     check(j, cols(), "column");
     return rows_.owner(i) * cols_.parts() + cols_.owner(j);
   }
+  /// Rows that `part` holds (throws std::out_of_range for a bad part).
   std::int64_t local_rows(int part) const { return rows_.local_size(check_part(part) / cols_.parts()); }
+  /// Columns that `part` holds.
   std::int64_t local_cols(int part) const { return cols_.local_size(check_part(part) % cols_.parts()); }
   /// The patch a part owns (NGA_Distribution) -- block and irregular
   /// distributions only; a cyclic part is not a patch (throws).
@@ -219,6 +249,7 @@ class distribution {
     return {rows(), cols(), rows_.block(), cols_.block(), rows_.parts(), cols_.parts(), rows_.src(), cols_.src()};
   }
 
+  /// Same kind and axes.
   friend bool operator==(const distribution&, const distribution&) = default;
 
  private:

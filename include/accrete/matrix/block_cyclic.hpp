@@ -1,6 +1,7 @@
 // accrete/matrix/block_cyclic.hpp -- index arithmetic of the 2-D block-cyclic
 // distribution used by ScaLAPACK. Pure math: no MPI, no allocation.
 #pragma once
+/// \file
 
 #include <cstdint>
 #include <stdexcept>
@@ -60,13 +61,21 @@ class block_cyclic {
     require(csrc >= 0 && csrc < pcols, "csrc", csrc);
   }
 
+  /// Global rows (M).
   std::int64_t rows() const noexcept { return m_; }
+  /// Global columns (N).
   std::int64_t cols() const noexcept { return n_; }
+  /// Rows per block (MB).
   std::int64_t row_block() const noexcept { return mb_; }
+  /// Columns per block (NB).
   std::int64_t col_block() const noexcept { return nb_; }
+  /// Process rows of the grid.
   int grid_rows() const noexcept { return prows_; }
+  /// Process columns of the grid.
   int grid_cols() const noexcept { return pcols_; }
+  /// Process row holding the first block row (RSRC).
   int src_row() const noexcept { return rsrc_; }
+  /// Process column holding the first block column (CSRC).
   int src_col() const noexcept { return csrc_; }
 
   /// Rows stored on process row prow (ScaLAPACK NUMROC).
@@ -115,6 +124,7 @@ class block_cyclic {
     return ((lj / nb_) * pcols_ + dist) * nb_ + lj % nb_;
   }
 
+  /// Same shape, blocks, grid and sources.
   friend bool operator==(const block_cyclic&, const block_cyclic&) = default;
 
  private:

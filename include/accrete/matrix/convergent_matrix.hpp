@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // convergent_matrix<T>: a dense block-cyclic matrix assembled from
 // asynchronous indexed-slice += updates (after French et al., IPDPS 2015).
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
@@ -25,7 +26,11 @@
 
 namespace accrete {
 
+/// How a convergent_matrix assembles; every process must pass the same
+/// options (the constructor checks).
 struct convergent_matrix_options {
+  /// packets (default: buffered, coalesced messages applied by the owner,
+  /// overlapping the computation) or alltoall (one exchange at commit).
   update_strategy strategy = update_strategy::packets;
   /// Bytes of update data a process may hold buffered or in flight (packets
   /// strategy). When reached, update() makes progress and waits. Packets
@@ -133,6 +138,7 @@ class convergent_matrix {
                 "convergent_matrix supports float, double, std::complex<float> and std::complex<double>");
 
  public:
+  /// The element type.
   using value_type = T;
 
   /// An element-wise merge: must be associative and commutative (the
@@ -151,26 +157,38 @@ class convergent_matrix {
   convergent_matrix(const convergent_matrix&) = delete;
   convergent_matrix& operator=(const convergent_matrix&) = delete;
 
+  /// How updates combine with the stored element (sum unless chosen).
   merge_op merge() const noexcept { return engine_.shape().merge; }
+  /// Global rows (m).
   std::int64_t rows() const noexcept { return layout_.rows(); }
+  /// Global columns (n).
   std::int64_t cols() const noexcept { return layout_.cols(); }
+  /// The process grid the matrix is distributed over.
   const process_grid& grid() const noexcept { return grid_; }
+  /// The block-cyclic layout (global <-> local indices, ScaLAPACK's).
   const block_cyclic& layout() const noexcept { return layout_; }
+  /// Leading dimension of this process's part.
   std::int64_t lld() const noexcept { return engine_.shape().lld; }
+  /// Rows of this process's part.
   std::int64_t local_rows() const noexcept { return engine_.shape().lrows; }
+  /// Columns of this process's part.
   std::int64_t local_cols() const noexcept { return engine_.shape().lcols; }
   /// The global indices of this process's part: element (li, lj) of
   /// local() (at li + lj * lld()) is A(global_row(li), global_col(lj)).
   /// Throws std::out_of_range unless 0 <= li < local_rows() (lj: columns).
   /// Non-collective, no communication.
+  ///@{
   std::int64_t global_row(std::int64_t li) const;
   std::int64_t global_col(std::int64_t lj) const;
+  ///@}
 
   /// This process's local block (column-major, leading dimension lld()).
   /// The pointer is valid until the matrix is destroyed or the runtime
   /// finalized.
+  ///@{
   T* local() { return reinterpret_cast<T*>(engine_.local_bytes("local")); }
   const T* local() const { return reinterpret_cast<const T*>(engine_.local_bytes("local")); }
+  ///@}
 
   /// A[rows[i], cols[j]] += block(i, j), where block(i, j) is
   /// block[i + j*ld] (col_major) or block[i*ld + j] (row_major).
@@ -240,13 +258,19 @@ class convergent_matrix {
   /// T (complex: real and imaginary parts interleaved, as in memory), no
   /// header. load() checks the file size (a file of another element
   /// type or shape is rejected with an exception).
+  ///@{
   void save(const std::string& path) const;
   void load(const std::string& path);
+  ///@}
 
+  /// This process's assembly counters and times since construction or
+  /// reset_stats() (messages, bytes, bin/apply/wait seconds, ...).
   convergent_matrix_stats stats() const { return engine_.stats(); }
+  /// Zeroes this process's counters.
   void reset_stats() { engine_.reset_stats(); }
-  /// For the test suite and benchmarks.
+  /// The buffer cap in force (for the test suite and benchmarks).
   std::size_t buffer_cap() const noexcept { return engine_.buffer_cap(); }
+  /// Messages held for the next round (for the test suite and benchmarks).
   std::size_t held_messages() const { return engine_.held_messages(); }
 
  private:

@@ -1,4 +1,5 @@
 #pragma once
+/// \file
 // accrete::linalg: ScaLAPACK / PBLAS on assembled convergent_matrix objects,
 // in place on their local storage (no copies). Shared by the C++ demo and
 // the Python package (accrete.linalg).
@@ -23,6 +24,8 @@
 #include "accrete/matrix/convergent_matrix.hpp"
 #include "accrete/matrix/scalapack.hpp"
 
+// ScaLAPACK's own routines: its reference documents them (hidden from the API reference).
+/// \cond
 extern "C" {
 void psgesv_(const int* n, const int* nrhs, float* a, const int* ia, const int* ja, const int* desca, int* ipiv,
              float* b, const int* ib, const int* jb, const int* descb, int* info);
@@ -70,9 +73,11 @@ void pdgemm_(const char* transa, const char* transb, const int* m, const int* n,
              const int* jb, const int* descb, const double* beta, double* c, const int* ic, const int* jc,
              const int* descc);
 }
+/// \endcond
 
 namespace accrete::linalg {
 
+/// \cond
 namespace detail {
 inline void same_grid(const std::array<int, 9>& a, const std::array<int, 9>& b, const char* fn) {
   if (a[1] != b[1])
@@ -118,6 +123,7 @@ ACCRETE_LINALG_PRECISION(std::complex<float>, float, c)
 ACCRETE_LINALG_PRECISION(std::complex<double>, double, z)
 #undef ACCRETE_LINALG_PRECISION
 }  // namespace detail
+/// \endcond
 
 /// A norm of A (p?lange): '1' (largest absolute column sum), 'I' (largest
 /// absolute row sum), 'F' (Frobenius) or 'M' (largest absolute value).

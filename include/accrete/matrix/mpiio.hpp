@@ -8,6 +8,7 @@
 // read_matrix only checks that the byte size is m * n * sizeof(T), which is
 // how a file of the wrong element type (or wrong dimensions) is caught.
 #pragma once
+/// \file
 
 #include <accrete/matrix/block_cyclic.hpp>
 #include <accrete/matrix/process_grid.hpp>
@@ -29,6 +30,7 @@ namespace accrete {
 /// any rank (grid dimensions, lld) or a dimension exceeds what
 /// MPI's int-based datatypes can describe, and std::runtime_error if MPI-IO
 /// fails.
+///@{
 void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                   const double* local, std::int64_t lld);
 void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
@@ -37,12 +39,14 @@ void write_matrix(const std::string& path, const block_cyclic& layout, const pro
                   const std::complex<double>* local, std::int64_t lld);
 void write_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                   const std::complex<float>* local, std::int64_t lld);
+///@}
 
 /// Reads a file written by write_matrix (or any raw column-major m x n
 /// matrix of T) into this process's piece, with the same conventions and
 /// collectivity as write_matrix. The layout of the reader need not match the
 /// writer's. Throws std::runtime_error, naming the expected and actual byte
 /// counts, if the file size is not m * n * sizeof(T).
+///@{
 void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                  double* local, std::int64_t lld);
 void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
@@ -51,5 +55,6 @@ void read_matrix(const std::string& path, const block_cyclic& layout, const proc
                  std::complex<double>* local, std::int64_t lld);
 void read_matrix(const std::string& path, const block_cyclic& layout, const process_grid& grid,
                  std::complex<float>* local, std::int64_t lld);
+///@}
 
 }  // namespace accrete

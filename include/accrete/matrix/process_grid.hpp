@@ -3,6 +3,7 @@
 // two public headers whose purpose is MPI interop (with team.hpp); the MPI
 // and BLACS calls are in src/backend/mpi/process_grid.cpp.
 #pragma once
+/// \file
 
 #include <mpi.h>
 
@@ -14,6 +15,8 @@
 
 // BLACS C interface. Debian ships no header for it; the symbols live in
 // libscalapack-openmpi / libscalapack-mpich, which libaccrete links.
+// BLACS's own routines: its reference documents them (hidden from the API reference).
+/// \cond
 extern "C" {
 int Csys2blacs_handle(MPI_Comm comm);
 void Cfree_blacs_system_handle(int handle);
@@ -21,6 +24,7 @@ void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
 void Cblacs_gridinfo(int context, int* nprow, int* npcol, int* myrow, int* mycol);
 void Cblacs_gridexit(int context);
 }
+/// \endcond
 
 namespace accrete {
 
@@ -31,8 +35,9 @@ enum class grid_order { row_major, col_major };
 
 /// Coordinates of one process in a process_grid.
 struct grid_coords {
-  int row;
-  int col;
+  int row;  ///< process row
+  int col;  ///< process column
+  /// Same row and column.
   friend bool operator==(const grid_coords&, const grid_coords&) = default;
 };
 
@@ -57,11 +62,17 @@ class process_grid {
   /// pr * pc equals the size of comm.
   process_grid(MPI_Comm comm, int pr, int pc, grid_order order = grid_order::row_major);
 
+  /// Process rows (pr).
   int rows() const noexcept { return rows_; }
+  /// Process columns (pc).
   int cols() const noexcept { return cols_; }
+  /// Processes in the grid (pr * pc).
   int size() const noexcept { return rows_ * cols_; }
+  /// The caller's process row.
   int my_row() const noexcept { return my_row_; }
+  /// The caller's process column.
   int my_col() const noexcept { return my_col_; }
+  /// How ranks map to grid positions.
   grid_order order() const noexcept { return order_; }
   /// The communicator the grid was built on (not owned; see class comment).
   MPI_Comm comm() const noexcept { return comm_; }

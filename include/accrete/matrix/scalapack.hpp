@@ -3,6 +3,7 @@
 // tests and demos call. Using this header requires linking ScaLAPACK
 // (CMake target accrete_scalapack).
 #pragma once
+/// \file
 
 #include <accrete/matrix/block_cyclic.hpp>
 #include <accrete/matrix/process_grid.hpp>
@@ -21,6 +22,8 @@
 // they are declared here, defaulted to 1, because omitting them is undefined
 // behaviour that newer gfortran optimisations do exploit. pdgemv_ (PBLAS)
 // and p?gemr2d_ are C and have none.
+// ScaLAPACK's own routines: its reference documents them (hidden from the API reference).
+/// \cond
 extern "C" {
 int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
 void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
@@ -51,6 +54,7 @@ void pdgemv_(const char* trans, const int* m, const int* n, const double* alpha,
              const int* incx, const double* beta, double* y, const int* iy, const int* jy, const int* descy,
              const int* incy);
 }
+/// \endcond
 
 namespace accrete {
 
