@@ -115,7 +115,15 @@ TEST(DistObject, FetchOfADestroyedInstanceSaysWhy) {
     d = nullptr;
   }
   barrier();
-  if (rank_me() == 0) (void)d->fetch(1);  // abandoned: it cannot complete
+  // Rank 0 fetches only once rank 1 has left that barrier: a fetch arriving
+  // while rank 1 still waited in it would throw from barrier(), not from the
+  // loop below. A plain MPI message makes no accrete progress.
+  int go = 1;
+  if (rank_me() == 1) MPI_Send(&go, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+  if (rank_me() == 0) {
+    MPI_Recv(&go, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    (void)d->fetch(1);  // abandoned: it cannot complete
+  }
   if (rank_me() == 1) {
     std::string msg;
     const double until = MPI_Wtime() + 20;
