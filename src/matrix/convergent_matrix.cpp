@@ -211,20 +211,24 @@ void convergent_matrix<T>::update_symmetric(const T* block, std::int64_t ld, std
   }
 }
 
+namespace {
+// A local index of this process's part, named as global_row/global_col's caller gave it.
+std::int64_t checked_local(const char* what, std::int64_t l, std::int64_t n, const char* dim) {
+  if (l < 0 || l >= n)
+    throw std::out_of_range(std::string("accrete::convergent_matrix::") + what + ": local index " +
+                            std::to_string(l) + " is outside [0, " + std::to_string(n) + "), this process's " + dim);
+  return l;
+}
+}  // namespace
+
 template <class T>
 std::int64_t convergent_matrix<T>::global_row(std::int64_t li) const {
-  if (li < 0 || li >= local_rows())
-    throw std::out_of_range("accrete::convergent_matrix::global_row: local index " + std::to_string(li) +
-                            " is outside [0, " + std::to_string(local_rows()) + "), this process's rows");
-  return layout_.global_row(grid_.my_row(), li);
+  return layout_.global_row(grid_.my_row(), checked_local("global_row", li, local_rows(), "rows"));
 }
 
 template <class T>
 std::int64_t convergent_matrix<T>::global_col(std::int64_t lj) const {
-  if (lj < 0 || lj >= local_cols())
-    throw std::out_of_range("accrete::convergent_matrix::global_col: local index " + std::to_string(lj) +
-                            " is outside [0, " + std::to_string(local_cols()) + "), this process's columns");
-  return layout_.global_col(grid_.my_col(), lj);
+  return layout_.global_col(grid_.my_col(), checked_local("global_col", lj, local_cols(), "columns"));
 }
 
 template <class T>
