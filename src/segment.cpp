@@ -37,11 +37,16 @@ global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment) {
     throw segment_exhausted(bytes, detail::segment_bytes() - heap.used, largest);
   }
   std::size_t need = (std::max<std::size_t>(bytes, 1) + granule - 1) / granule * granule;
+  // The alignment is of the address, not of the offset: the segment itself
+  // starts wherever MPI placed it (often only 8 or 16 bytes aligned). Node
+  // peers map the node's shared window at page-aligned addresses, so an
+  // alignment up to a page holds in their view of the block too.
+  const auto base = reinterpret_cast<std::uintptr_t>(detail::segment_base(detail::world_rank()));
   std::size_t largest = 0;
   for (auto it = heap.free_blocks.begin(); it != heap.free_blocks.end(); ++it) {
     auto [off, len] = *it;
     largest = std::max(largest, len);
-    std::uint64_t user = (off + alignment - 1) / alignment * alignment;
+    std::uint64_t user = (base + off + alignment - 1) / alignment * alignment - base;
     std::size_t pad = std::size_t(user - off);
     if (len < pad || len - pad < need) continue;
     std::size_t take = pad + need;
