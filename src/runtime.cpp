@@ -45,6 +45,12 @@ int rank_n() {
 
 void progress() { detail::user_progress(); }
 
+void progress(progress_level level) {
+  if (level == progress_level::user) return detail::user_progress();
+  detail::require_initialized("progress(progress_level::internal)");
+  detail::poll();
+}
+
 namespace detail {
 void idle_backoff(unsigned& spins) noexcept {
   // Yield first: the process we wait for may be waiting for a core, and a

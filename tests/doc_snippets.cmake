@@ -1,10 +1,10 @@
-# Every cpp, c and fortran code block of the README and docs/guide.md is
+# Every cpp, c and fortran code block of the README, docs/guide.md and docs/upcxx.md is
 # extracted at configure time (tests/docs/extract_snippets.py), built as a
 # program and run on 2 processes: a snippet that stops compiling or working
 # fails the build or the test suite. Editing either file re-runs the
 # extraction.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
-set(_doc_files README.md docs/guide.md)
+set(_doc_files README.md docs/guide.md docs/upcxx.md)
 set(_doc_out ${CMAKE_BINARY_DIR}/doc_snippets)
 foreach(f ${_doc_files})
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${f})

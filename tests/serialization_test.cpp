@@ -3,7 +3,14 @@
 // bytes, lengths running past the end).
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <random>
 #include <string>
 #include <tuple>
@@ -78,8 +85,10 @@ struct accrete::serialization<person> {
 static_assert(is_serializable_v<int>);
 static_assert(is_serializable_v<std::vector<std::string>>);
 static_assert(is_serializable_v<person>);
-static_assert(!is_serializable_v<std::vector<std::list<int>>>);
-static_assert(!is_serializable_v<std::list<int>>);
+static_assert(!is_serializable_v<std::vector<std::unique_ptr<int>>>);
+static_assert(!is_serializable_v<std::list<std::unique_ptr<int>>>);
+static_assert(!is_serializable_v<std::map<int, std::unique_ptr<int>>>);
+static_assert(is_serializable_v<std::list<int>>);
 static_assert(std::is_same_v<deserialized_type_t<view<int, std::list<int>::const_iterator>>, view<int>>);
 
 TEST(Serialization, TriviallyCopyable) {
@@ -250,4 +259,81 @@ TEST(SerializationErrors, RandomCorruptionNeverCrashes) {
   }
   EXPECT_GT(rejected, 0);
   EXPECT_EQ(accepted + rejected, 5000);
+}
+
+TEST(Serialization, ListsDequesSetsMapsOptionals) {
+  EXPECT_EQ(round_trip(std::list<std::string>{"a", "", "ccc"}), (std::list<std::string>{"a", "", "ccc"}));
+  EXPECT_EQ(round_trip(std::deque<int>{3, 1, 2}), (std::deque<int>{3, 1, 2}));
+  EXPECT_EQ(round_trip(std::set<int>{5, -1, 9}), (std::set<int>{5, -1, 9}));
+  EXPECT_EQ(round_trip(std::multiset<int>{2, 2, 1}), (std::multiset<int>{1, 2, 2}));
+  EXPECT_EQ(round_trip(std::unordered_set<std::string>{"x", "y"}), (std::unordered_set<std::string>{"y", "x"}));
+  std::map<std::string, std::vector<int>> m{{"one", {1}}, {"none", {}}, {"three", {1, 2, 3}}};
+  EXPECT_EQ(round_trip(m), m);
+  std::multimap<int, int> mm{{1, 2}, {1, 3}, {0, 4}};
+  EXPECT_EQ(round_trip(mm), mm);
+  std::unordered_map<int, std::string> um{{7, "seven"}, {-2, "minus two"}};
+  EXPECT_EQ(round_trip(um), um);
+  EXPECT_EQ(round_trip(std::optional<std::string>("here")), std::optional<std::string>("here"));
+  EXPECT_EQ(round_trip(std::optional<int>()), std::nullopt);
+  // Nested: a map of lists of optionals.
+  std::map<int, std::list<std::optional<double>>> nested{{1, {0.5, std::nullopt}}, {2, {}}};
+  EXPECT_EQ(round_trip(nested), nested);
+  // An empty container, and a truncated one.
+  EXPECT_TRUE(round_trip(std::set<int>{}).empty());
+  auto buf = serialize(std::list<int>{1, 2, 3});
+  buf.resize(buf.size() - 2);
+  EXPECT_THROW(deserialize<std::list<int>>(buf), serialization_error);
+}
+
+namespace {
+class particle {
+ public:
+  particle() = default;
+  particle(std::string n, std::vector<double> x) : name_(std::move(n)), x_(std::move(x)) {}
+  bool operator==(const particle&) const = default;
+
+ private:
+  std::string name_;
+  std::vector<double> x_;
+  ACCRETE_SERIALIZED_FIELDS(name_, x_)
+};
+
+// Read back through a constructor from two values, one of them computed.
+class interval {
+ public:
+  interval(double lo, double width) : lo_(lo), hi_(lo + width) {}
+  double lo() const { return lo_; }
+  double hi() const { return hi_; }
+  ACCRETE_SERIALIZED_VALUES(lo_, hi_ - lo_)
+
+ private:
+  double lo_, hi_;
+};
+
+struct no_wire {
+  int handle;
+  ACCRETE_SERIALIZED_DELETE()
+};
+
+// A class derived from one that names its fields does not silently drop
+// its own members: it is not serializable until it names them.
+struct tagged_particle : particle {
+  std::string tag;
+};
+}  // namespace
+
+static_assert(is_serializable_v<particle>);
+static_assert(is_serializable_v<interval>);
+static_assert(!is_serializable_v<no_wire>);
+static_assert(std::is_trivially_copyable_v<no_wire>);
+static_assert(!is_serializable_v<tagged_particle>);
+
+TEST(Serialization, ClassesNameTheirFieldsOrValues) {
+  particle p("electron", {0.25, -1.0, 3.5});
+  EXPECT_EQ(round_trip(p), p);
+  EXPECT_EQ(round_trip(std::vector<particle>{p, particle{}, p}), (std::vector<particle>{p, particle{}, p}));
+  interval i(1.5, 0.25);
+  interval j = round_trip(i);
+  EXPECT_EQ(j.lo(), 1.5);
+  EXPECT_EQ(j.hi(), 1.75);
 }

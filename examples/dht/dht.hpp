@@ -32,20 +32,6 @@
 #include <accrete/collectives.hpp>
 #include <accrete/remote_completion.hpp>
 
-// std::optional is not serialized by accrete itself: this is the user
-// extension point (a flag byte, then the value if present).
-template <class T>
-struct accrete::serialization<std::optional<T>> {
-  static void serialize(accrete::writer& w, const std::optional<T>& o) {
-    w.write(std::uint8_t(o.has_value()));
-    if (o) w.write(*o);
-  }
-  static std::optional<T> deserialize(accrete::reader& r) {
-    if (r.read<std::uint8_t>() == 0) return std::nullopt;
-    return r.read<T>();
-  }
-};
-
 namespace dht {
 
 /// splitmix64: a cheap, well-mixed hash for integer keys.

@@ -201,6 +201,8 @@ class future {
     else
       return s_ && s_->deps == 0;
   }
+  /// The same as ready() (the UPC++ v1.0 name, spec section 4.3).
+  bool is_ready() const noexcept { return ready(); }
 
   /// The values of a ready future: void for future<>, T for future<T>,
   /// std::tuple<T...> otherwise; with I >= 0, the I-th value. Copies, except
@@ -235,6 +237,30 @@ class future {
       return {};
     else
       return detail::take(s_->value(), s_->claim_values());
+  }
+  ///@}
+
+  /// All values as a tuple, as result_tuple() (the UPC++ v1.0 name).
+  results_type results() const { return result_tuple(); }
+
+  /// A const reference to the I-th value of a ready future (no copy; valid
+  /// while a handle to this state lives). Throws std::logic_error if not ready.
+  template <int I = 0>
+  requires(!is_empty) const std::tuple_element_t<std::size_t(I), results_type>& result_reference() const {
+    check_ready("accrete::future::result_reference: future is not ready");
+    return std::get<I>(s_->value());
+  }
+
+  /// wait(), then the values as a tuple or a const reference to the I-th one.
+  ///@{
+  results_type wait_tuple() const {
+    wait_ready();
+    return result_tuple();
+  }
+  template <int I = 0>
+  requires(!is_empty) const std::tuple_element_t<std::size_t(I), results_type>& wait_reference() const {
+    wait_ready();
+    return std::get<I>(s_->value());
   }
   ///@}
 

@@ -13,6 +13,18 @@ namespace accrete {
 /// from the thread that drives the runtime.
 void progress();
 
+/// How much progress a progress(level) call makes: internal progress only
+/// moves data (completes transfers, receives messages); user progress also
+/// runs callbacks and incoming remote procedures.
+enum class progress_level {
+  internal,  ///< move data only
+  user       ///< also run callbacks and RPC bodies
+};
+
+/// progress() for progress_level::user; for internal, polls the network
+/// without running any user code (no RPC bodies, no callbacks).
+void progress(progress_level level);
+
 namespace detail {
 /// Called by wait loops when a poll found nothing to do; yields the CPU
 /// (sched_yield, then short sleeps as `spins` grows) so oversubscribed

@@ -5,7 +5,10 @@
 // Rules, in order of precedence for a type T:
 //  1. a specialisation of accrete::serialization<T> (the user extension
 //     point, also used by accrete for std::string, std::vector, std::array,
-//     std::pair, std::tuple, view<T> and dist_object<T>);
+//     std::pair, std::tuple, std::list, std::deque, the std sets and maps,
+//     std::optional, view<T> and dist_object<T>), or a class's own
+//     ACCRETE_SERIALIZED_FIELDS / ACCRETE_SERIALIZED_VALUES /
+//     ACCRETE_SERIALIZED_DELETE (defined below);
 //  2. trivially copyable T: its object representation, byte for byte;
 //  3. anything else is not serializable (is_serializable_v<T> is false and
 //     rpc() rejects it at compile time).
@@ -30,6 +33,16 @@
 // functions are reentrant.
 #include <array>
 #include <bit>
+#include <concepts>
+#include <deque>
+#include <iterator>
+#include <list>
+#include <map>
+#include <new>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -131,6 +144,27 @@ class writer {
   /// Bytes in the underlying vector so far.
   std::size_t size() const noexcept { return buf_->size(); }
 
+  /// Writes each value by its rule, in order (what ACCRETE_SERIALIZED_FIELDS
+  /// writes).
+  template <class... T>
+  void write_all(const T&... v) {
+    (write(v), ...);
+  }
+  /// Writes the elements of [begin, end) by their rule, without a length
+  /// (the reader must know how many: reader::read_sequence_into). `n`, when
+  /// given, is the element count (UPC++'s Writer form).
+  ///@{
+  template <class It>
+  void write_sequence(It begin, It end) {
+    for (; begin != end; ++begin) write(*begin);
+  }
+  template <class It>
+  void write_sequence(It begin, It end, std::size_t n) {
+    (void)n;
+    write_sequence(begin, end);
+  }
+  ///@}
+
  private:
   std::vector<std::byte>* buf_;
 };
@@ -148,6 +182,39 @@ class reader {
   /// Reads one value written as T; returns deserialized_type_t<T>.
   template <class T>
   deserialized_type_t<T> read();
+
+  /// Reads a value of each argument's type into it, in order (what
+  /// ACCRETE_SERIALIZED_FIELDS reads).
+  template <class... T>
+  void read_all(T&... v) {
+    ((v = read<T>()), ...);
+  }
+  /// Reads one value written as T into raw `storage` (placement new) and
+  /// returns it: UPC++'s Reader::read_into.
+  template <class T>
+  deserialized_type_t<T>* read_into(void* storage) {
+    return ::new (storage) deserialized_type_t<T>(read<T>());
+  }
+  /// Reads n values written as T (write_sequence) into raw `storage`, an
+  /// array of n deserialized_type_t<T>; returns its first element.
+  template <class T>
+  deserialized_type_t<T>* read_sequence_into(void* storage, std::size_t n) {
+    using D = deserialized_type_t<T>;
+    D* first = static_cast<D*>(storage);
+    for (std::size_t i = 0; i < n; ++i) ::new (static_cast<void*>(first + i)) D(read<T>());
+    return first;
+  }
+  /// Reads and drops one value written as T, or n of them.
+  ///@{
+  template <class T>
+  void skip() {
+    (void)read<T>();
+  }
+  template <class T>
+  void skip_sequence(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) (void)read<T>();
+  }
+  ///@}
 
   /// The next `n` bytes (a view into the buffer). `field` names what is read.
   std::span<const std::byte> read_bytes(std::size_t n, const char* field) {
@@ -397,6 +464,174 @@ struct serialization<std::tuple<T...>> {
   static deserialized_type deserialize(reader& r) {
     return deserialized_type{r.read<T>()...};  // braces: left to right
   }
+  ///@}
+};
+
+namespace detail {
+/// Containers written as a length and their elements in iteration order,
+/// read back by inserting at the end: lists, deques, sets and maps of any
+/// kind (a map's elements are key-value pairs).
+template <class C, class E>
+struct container_rule {
+  static constexpr bool enabled = is_serializable_v<E>;
+  static void serialize(writer& w, const C& c) {
+    w.write_size(std::uint64_t(std::distance(c.begin(), c.end())));
+    for (const auto& x : c) {
+      w.write(static_cast<const E&>(x));
+      write_empty_marker<E>(w);
+    }
+  }
+  static C deserialize(reader& r) {
+    // Every element takes at least one byte (empty ones a marker byte), so
+    // a short message cannot claim a huge count.
+    std::size_t n = r.read_count("container length", 1);
+    C c;
+    for (std::size_t i = 0; i < n; ++i) {
+      c.insert(c.end(), r.read<E>());
+      read_empty_marker<E>(r);
+    }
+    return c;
+  }
+};
+}  // namespace detail
+
+/// Rules for the standard lists, deques, sets and maps: the length, then
+/// the elements in iteration order (a map's as key, value). Read back as
+/// the same container type (with its comparator, hash and allocator
+/// default-constructed).
+///@{
+template <class T, class A>
+struct serialization<std::list<T, A>> : detail::container_rule<std::list<T, A>, T> {};
+template <class T, class A>
+struct serialization<std::deque<T, A>> : detail::container_rule<std::deque<T, A>, T> {};
+template <class T, class C, class A>
+struct serialization<std::set<T, C, A>> : detail::container_rule<std::set<T, C, A>, T> {};
+template <class T, class C, class A>
+struct serialization<std::multiset<T, C, A>> : detail::container_rule<std::multiset<T, C, A>, T> {};
+template <class T, class H, class E, class A>
+struct serialization<std::unordered_set<T, H, E, A>> : detail::container_rule<std::unordered_set<T, H, E, A>, T> {};
+template <class K, class V, class C, class A>
+struct serialization<std::map<K, V, C, A>> : detail::container_rule<std::map<K, V, C, A>, std::pair<K, V>> {};
+template <class K, class V, class C, class A>
+struct serialization<std::multimap<K, V, C, A>> : detail::container_rule<std::multimap<K, V, C, A>, std::pair<K, V>> {};
+template <class K, class V, class H, class E, class A>
+struct serialization<std::unordered_map<K, V, H, E, A>>
+    : detail::container_rule<std::unordered_map<K, V, H, E, A>, std::pair<K, V>> {};
+///@}
+
+/// Rule for optionals: a presence byte, then the value if there is one.
+template <class T>
+struct serialization<std::optional<T>> {
+  /// The rule's protocol (see serialization<T> in the header comment).
+  ///@{
+  static constexpr bool enabled = is_serializable_v<T>;
+  using deserialized_type = std::optional<deserialized_type_t<T>>;
+  static void serialize(writer& w, const std::optional<T>& o) {
+    w.write(o.has_value());
+    if (o) w.write(*o);
+  }
+  static deserialized_type deserialize(reader& r) {
+    if (!r.read<bool>()) return std::nullopt;
+    return deserialized_type(r.read<T>());
+  }
+  ///@}
+};
+
+// ---- classes that name their fields or values -----------------------------------
+
+namespace detail {
+/// The one place that touches the members the macros below declare (they
+/// may sit in a private section: the macros befriend this).
+struct serialized_members {
+  template <class T>
+  static auto fields_owner(const T& x) -> decltype(x.accrete_fields_owner_());
+  template <class T>
+  static auto values_owner(const T& x) -> decltype(x.accrete_values_owner_());
+  template <class T>
+  static void write_fields(writer& w, const T& x) {
+    x.accrete_write_fields_(w);
+  }
+  template <class T>
+  static T read_fields(reader& r) {
+    T x;
+    x.accrete_read_fields_(r);
+    return x;
+  }
+  template <class T>
+  static auto values(const T& x) {
+    return x.accrete_serialized_values_();
+  }
+};
+template <class T>
+concept names_fields = requires(const T& x) {
+  { serialized_members::fields_owner(x) } -> std::same_as<T*>;
+};
+template <class T>
+concept names_values = requires(const T& x) {
+  { serialized_members::values_owner(x) } -> std::same_as<T*>;
+};
+}  // namespace detail
+
+/// Inside a class definition: serialize the object as these members, by
+/// name, in order. Reading default-constructs the object (the default
+/// constructor may be private) and reads each member into it. Members may
+/// be private; each one's type must be serializable. A class derived from
+/// one that uses this macro is not serializable through it (its own
+/// members would be lost): it needs its own.
+#define ACCRETE_SERIALIZED_FIELDS(...)                                                  \
+  template <class AccreteWriter_>                                                       \
+  void accrete_write_fields_(AccreteWriter_& accrete_writer_) const {                   \
+    accrete_writer_.write_all(__VA_ARGS__);                                             \
+  }                                                                                     \
+  template <class AccreteReader_>                                                       \
+  void accrete_read_fields_(AccreteReader_& accrete_reader_) {                          \
+    accrete_reader_.read_all(__VA_ARGS__);                                              \
+  }                                                                                     \
+  auto accrete_fields_owner_() const->::std::remove_cvref_t<decltype(*this)>*;          \
+  friend struct ::accrete::detail::serialized_members;
+
+/// Inside a class definition: serialize the object as the values of these
+/// expressions (evaluated on the const object; they may use private
+/// members), and read it back by calling the public constructor that takes
+/// those values in that order.
+#define ACCRETE_SERIALIZED_VALUES(...)                                                  \
+  auto accrete_serialized_values_() const { return ::std::make_tuple(__VA_ARGS__); }    \
+  auto accrete_values_owner_() const->::std::remove_cvref_t<decltype(*this)>*;          \
+  friend struct ::accrete::detail::serialized_members;
+
+/// Inside a class definition: the class is not serializable, even if it is
+/// trivially copyable (RPC arguments of its type do not compile).
+#define ACCRETE_SERIALIZED_DELETE() using accrete_serialization_deleted_ = void;
+
+/// Rule for classes with ACCRETE_SERIALIZED_DELETE: none.
+template <class T>
+requires requires { typename T::accrete_serialization_deleted_; }
+struct serialization<T> {
+  /// Never serializable.
+  static constexpr bool enabled = false;
+};
+
+/// Rule for classes with ACCRETE_SERIALIZED_FIELDS.
+template <class T>
+requires detail::names_fields<T>
+struct serialization<T> {
+  /// The rule's protocol (see serialization<T> in the header comment).
+  ///@{
+  static void serialize(writer& w, const T& x) { detail::serialized_members::write_fields(w, x); }
+  static T deserialize(reader& r) { return detail::serialized_members::read_fields<T>(r); }
+  ///@}
+};
+
+/// Rule for classes with ACCRETE_SERIALIZED_VALUES.
+template <class T>
+requires detail::names_values<T>
+struct serialization<T> {
+  /// The values' tuple type.
+  using values_type = decltype(detail::serialized_members::values(std::declval<const T&>()));
+  /// The rule's protocol (see serialization<T> in the header comment).
+  ///@{
+  static void serialize(writer& w, const T& x) { w.write(detail::serialized_members::values(x)); }
+  static T deserialize(reader& r) { return std::make_from_tuple<T>(r.read<values_type>()); }
   ///@}
 };
 

@@ -3,10 +3,10 @@
 #  1. CMake projects (find_package(accrete 0.1)) in C++ only, C only,
 #     Fortran only and all three, choosing no MPI themselves: the package
 #     config must pick the MPI accrete was built with, for exactly the
-#     languages each enabled;
+#     languages each enabled; and a UPC++ program through accrete::upcxx;
 #  2. a project asking for accrete 99.0, which must fail to configure;
-#  3. Makefile builds with only pkg-config: a C and a C++ program, and a
-#     Fortran one when the Fortran module was installed;
+#  3. Makefile builds with only pkg-config: a C, a C++ and a UPC++ program
+#     (upcxx.pc), and a Fortran one when the Fortran module was installed;
 #  4. every installed public header compiled with strict warnings as errors.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
@@ -45,6 +45,7 @@ function(cmake_consumer what dir)
 endfunction()
 cmake_consumer(cxx-only ${SOURCE_DIR} consumer)
 cmake_consumer(c-only ${SOURCE_DIR}/c c_consumer)
+cmake_consumer(upcxx ${SOURCE_DIR}/upcxx upcxx_consumer)
 if(_mods)
   cmake_consumer(fortran-only ${SOURCE_DIR}/fortran f_consumer)
   cmake_consumer(mixed ${SOURCE_DIR}/mixed c_consumer cxx_consumer f_consumer)
@@ -71,6 +72,7 @@ step("make the pkg-config consumers" ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${p
      make -C ${WORK_DIR}/make -f ${SOURCE_DIR}/make/Makefile SRC=${SOURCE_DIR}/make ${fortran})
 run_on_2("run the C consumer (pkg-config)" ${WORK_DIR}/make/c_consumer)
 run_on_2("run the C++ consumer (pkg-config)" ${WORK_DIR}/make/cxx_consumer)
+run_on_2("run the UPC++ consumer (pkg-config upcxx)" ${WORK_DIR}/make/upcxx_consumer)
 if(fortran)
   run_on_2("run the Fortran consumer (pkg-config)" ${WORK_DIR}/make/f_consumer)
 endif()

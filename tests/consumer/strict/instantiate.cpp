@@ -28,3 +28,22 @@ template class accrete::dist_object<std::vector<int>>;
 template class accrete::future<int>;
 template class accrete::future<>;
 template class accrete::promise<int>;
+
+// The UPC++ layer: its class templates and the completion machinery of
+// every RMA call.
+#include <upcxx/upcxx.hpp>
+template class upcxx::atomic_domain<std::int64_t>;
+template class upcxx::atomic_domain<double>;
+void upcxx_instantiations(upcxx::global_ptr<int> g, const int* src, int* dst) {
+  upcxx::promise<> p;
+  upcxx::promise<int> v;
+  auto [op, sf] = upcxx::rput(src, g, 4, upcxx::operation_cx::as_future() | upcxx::source_cx::as_future());
+  upcxx::rput(src, g, 4, upcxx::operation_cx::as_promise(p) | upcxx::source_cx::as_buffered());
+  upcxx::rput(7, g, upcxx::source_cx::as_blocking() | upcxx::remote_cx::as_rpc([] {}));
+  upcxx::rget(g, dst, 4, upcxx::operation_cx::as_promise(p));
+  upcxx::rget(g, upcxx::operation_cx::as_promise(v));
+  upcxx::when_all(op, sf, upcxx::rget(g), upcxx::copy(g, g + 4, 4)).wait();
+  p.finalize().wait();
+  v.finalize().wait();
+  upcxx::say() << upcxx::rank_me();
+}

@@ -1,0 +1,718 @@
+#pragma once
+/// \file
+// UPC++ v1.0 on accrete: namespace upcxx, as the UPC++ v1.0 specification
+// (revision 2020.10) names it, implemented by accrete's runtime over MPI.
+// One runtime: every upcxx:: call is an accrete call (most names are the
+// same entity under both namespaces), so upcxx:: and accrete:: code mix
+// freely in one program.
+//
+// What is here and what differs from the specification, chapter by
+// chapter, is in docs/upcxx.md. In short:
+//  - Thread mode: SEQ (UPCXX_THREADMODE is undefined). Call every upcxx
+//    function from the thread that called init().
+//  - Completions: operation_cx, source_cx and remote_cx, composed with |,
+//    on rput, rget and copy. Notifications are eager: a future or promise
+//    completion whose operation finished inside the call (a node-local
+//    target) is delivered before the call returns, as UPC++ 2021.3's
+//    as_eager_* completions do.
+//  - Source completion happens no earlier than operation completion
+//    (source_cx::as_buffered copies the source first, so it is delivered at
+//    once; as_blocking waits for the operation with user-level progress).
+//  - Memory kinds: host memory only; global_ptr has no kind parameter.
+//
+// Progress, completion and atomicity are accrete's: see the headers under
+// accrete/ that each section names.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "accrete/accrete.hpp"
+
+/// The UPC++ release whose API this layer provides, as [YYYY][MM][PP].
+#define UPCXX_VERSION 20201000L
+/// The UPC++ v1.0 specification revision this layer follows (2020.10).
+#define UPCXX_SPEC_VERSION 20201000L
+// UPCXX_THREADMODE stays undefined: the SEQ thread mode (spec: Progress, thread modes).
+
+/// The UPC++ API on accrete (see the file comment).
+namespace upcxx {
+
+// ---- Init and finalize ---------------------------------------------------------------
+
+/// A rank in a team (spec: Init and Finalize).
+using intrank_t = int;
+
+namespace detail {
+struct init_state {
+  int count = 0;       // init() calls not yet matched by finalize()
+  bool owned = false;  // whether the first init() started accrete
+};
+inline init_state& init_counter() {
+  static init_state s;
+  return s;
+}
+}  // namespace detail
+
+/// Collective: starts the runtime on the first call (accrete::init with
+/// options from the environment); later calls only count. A runtime the
+/// program started with accrete::init() is used as it is.
+inline void init() {
+  auto& s = detail::init_counter();
+  if (s.count == 0 && !accrete::initialized()) {
+    accrete::init();
+    s.owned = true;
+  }
+  ++s.count;
+}
+
+/// Collective: undoes one init(); the last one stops the runtime if init()
+/// started it. Throws accrete::collective_misuse without a matching init().
+inline void finalize() {
+  auto& s = detail::init_counter();
+  if (s.count == 0) throw accrete::collective_misuse("upcxx::finalize: called without a matching upcxx::init()");
+  if (--s.count == 0 && s.owned) {
+    s.owned = false;
+    accrete::finalize();
+  }
+}
+
+/// True between the first init() and the last finalize().
+inline bool initialized() noexcept { return detail::init_counter().count > 0; }
+
+using accrete::rank_me;
+using accrete::rank_n;
+
+// ---- Global pointers, storage management -------------------------------------------------------
+
+using accrete::global_ptr;
+using accrete::reinterpret_pointer_cast;
+using accrete::to_global_ptr;
+
+/// The memory kinds (spec: Memory Kinds). Only host memory exists here: a program that
+/// names a device kind does not compile.
+enum class memory_kind { host, any };
+
+/// A null global pointer if p is not in a segment this process can reach
+/// directly (spec: Global Pointers), instead of to_global_ptr's exception.
+template <class T>
+global_ptr<T> try_global_ptr(T* p) {
+  try {
+    return accrete::to_global_ptr(p);
+  } catch (const accrete::bad_global_ptr&) {
+    return {};
+  }
+}
+
+/// static_cast between related element types (spec: Global Pointers). The offset does not
+/// change, so T and U must share their address (single inheritance).
+template <class T, class U>
+global_ptr<T> static_pointer_cast(const global_ptr<U>& p) {
+  static_assert(std::is_convertible_v<U*, T*> || std::is_base_of_v<U, T> || std::is_void_v<U> || std::is_void_v<T>,
+                "upcxx::static_pointer_cast: static_cast<T*>(U*) is not valid");
+  return accrete::reinterpret_pointer_cast<T>(p);
+}
+
+/// const_cast of the element type (spec: Global Pointers).
+template <class T, class U>
+global_ptr<T> const_pointer_cast(const global_ptr<U>& p) {
+  static_assert(std::is_same_v<std::remove_cv_t<T>, std::remove_cv_t<U>>,
+                "upcxx::const_pointer_cast: T and U differ in more than cv-qualifiers");
+  return accrete::reinterpret_pointer_cast<T>(p);
+}
+
+/// Thrown by new_ and new_array when the shared segment is full (spec: Storage Management).
+class bad_shared_alloc : public std::bad_alloc {
+ public:
+  explicit bad_shared_alloc(std::string what) : what_(std::move(what)) {}
+  const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  std::string what_;
+};
+
+namespace detail {
+template <class F>
+auto or_bad_shared_alloc(const char* call, F&& f) {
+  try {
+    return f();
+  } catch (const accrete::segment_exhausted& e) {
+    throw bad_shared_alloc(std::string("upcxx::") + call + ": " + e.what());
+  }
+}
+template <class F>
+auto or_null(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const accrete::segment_exhausted&) {
+    return {};
+  }
+}
+}  // namespace detail
+
+/// `size` bytes of this process's segment, aligned to `alignment`, as a raw
+/// pointer; nullptr if the segment is full (spec: Storage Management).
+inline void* allocate(std::size_t size, std::size_t alignment = alignof(std::max_align_t)) {
+  auto g = detail::or_null([&] { return accrete::allocate(size, alignment); });
+  return g ? static_cast<void*>(g.local()) : nullptr;
+}
+
+/// Room for n objects of type T (not constructed); a null pointer if the
+/// segment is full (spec: Storage Management).
+template <class T, std::size_t Alignment = alignof(T)>
+global_ptr<T> allocate(std::size_t n = 1) {
+  return detail::or_null([&] { return accrete::reinterpret_pointer_cast<T>(accrete::allocate(n * sizeof(T), Alignment)); });
+}
+
+/// Releases memory from allocate() (null: nothing).
+///@{
+inline void deallocate(void* p) {
+  if (p) accrete::deallocate(accrete::to_global_ptr(static_cast<std::byte*>(p)));
+}
+template <class T>
+void deallocate(global_ptr<T> p) {
+  accrete::deallocate(p);
+}
+///@}
+
+/// Constructs a T in this process's segment; throws bad_shared_alloc when
+/// it is full, or returns null with std::nothrow (spec: Storage Management).
+///@{
+template <class T, class... Args>
+global_ptr<T> new_(Args&&... args) {
+  return detail::or_bad_shared_alloc("new_", [&] { return accrete::new_<T>(std::forward<Args>(args)...); });
+}
+template <class T, class... Args>
+global_ptr<T> new_(const std::nothrow_t&, Args&&... args) {
+  return detail::or_null([&] { return accrete::new_<T>(std::forward<Args>(args)...); });
+}
+///@}
+
+/// n default-constructed Ts in this process's segment (spec: Storage Management).
+///@{
+template <class T>
+global_ptr<T> new_array(std::size_t n) {
+  return detail::or_bad_shared_alloc("new_array", [&] { return accrete::new_array<T>(n); });
+}
+template <class T>
+global_ptr<T> new_array(std::size_t n, const std::nothrow_t&) {
+  return detail::or_null([&] { return accrete::new_array<T>(n); });
+}
+///@}
+
+using accrete::delete_;
+using accrete::delete_array;
+
+// ---- Futures and promises ---------------------------------------------------------------
+
+using accrete::future;
+using accrete::make_future;
+using accrete::promise;
+using accrete::when_all;
+
+/// A future of x: x itself if it is a future, a ready future<X> otherwise
+/// (spec: Futures and Promises).
+template <class X>
+auto to_future(X&& x) {
+  if constexpr (accrete::detail::is_future_v<X>)
+    return std::forward<X>(x);
+  else
+    return accrete::make_future(std::forward<X>(x));
+}
+
+// ---- Progress ------------------------------------------------------------------------
+
+using accrete::progress_level;
+
+/// progress(progress_level::user) runs callbacks and incoming RPCs;
+/// progress_level::internal only moves data (spec: Progress).
+inline void progress(progress_level level = progress_level::user) { accrete::progress(level); }
+
+// ---- Completion -----------------------------------------------------------------------
+
+namespace detail {
+struct op_future {};
+template <class... T>
+struct op_promise {
+  promise<T...>* p;
+};
+struct src_future {};
+template <class... T>
+struct src_promise {
+  promise<T...>* p;
+};
+struct src_blocking {};
+struct src_buffered {};
+struct remote_rpc {
+  accrete::remote_cx::rpc_cx cx;
+};
+
+template <class... C>
+struct completions {
+  std::tuple<C...> items;
+  /// Completion requests combine with | (spec: Completion).
+  template <class... B>
+  friend completions<C..., B...> operator|(completions a, completions<B...> b) {
+    return {std::tuple_cat(std::move(a.items), std::move(b.items))};
+  }
+};
+
+template <class X>
+inline constexpr bool is_completions = false;
+template <class... C>
+inline constexpr bool is_completions<completions<C...>> = true;
+
+template <class X, class... C>
+inline constexpr std::size_t count_of = (std::size_t(std::is_same_v<X, C>) + ... + 0);
+template <template <class...> class X, class C>
+inline constexpr bool is_instance = false;
+template <template <class...> class X, class... A>
+inline constexpr bool is_instance<X, X<A...>> = true;
+}  // namespace detail
+
+/// Operation completion: the transfer is complete (spec: Completion).
+namespace operation_cx {
+/// Report through a returned future.
+inline detail::completions<detail::op_future> as_future() { return {}; }
+/// Report by fulfilling p (registers one anonymous dependency at once).
+template <class... T>
+detail::completions<detail::op_promise<T...>> as_promise(promise<T...>& p) {
+  return {{detail::op_promise<T...>{&p}}};
+}
+}  // namespace operation_cx
+
+/// Source completion: the source buffer may be reused (spec: Completion).
+namespace source_cx {
+/// Report through a returned future.
+inline detail::completions<detail::src_future> as_future() { return {}; }
+/// Report by fulfilling p.
+template <class... T>
+detail::completions<detail::src_promise<T...>> as_promise(promise<T...>& p) {
+  return {{detail::src_promise<T...>{&p}}};
+}
+/// The call returns only when the source may be reused (it waits for the
+/// transfer with user-level progress).
+inline detail::completions<detail::src_blocking> as_blocking() { return {}; }
+/// The call copies the source first, so it may be reused when the call returns.
+inline detail::completions<detail::src_buffered> as_buffered() { return {}; }
+}  // namespace source_cx
+
+/// Remote completion: run f(args...) at the target once the data is there,
+/// during its user-level progress (spec: Completion; accrete/remote_completion.hpp).
+namespace remote_cx {
+template <class F, class... Args>
+detail::completions<detail::remote_rpc> as_rpc(F&& f, Args&&... args) {
+  return {{detail::remote_rpc{accrete::remote_cx::as_rpc(std::forward<F>(f), std::forward<Args>(args)...)}}};
+}
+}  // namespace remote_cx
+
+namespace detail {
+
+// The value a call returns for its completion requests: nothing, one
+// future, or a tuple of futures in request order.
+template <class... F>
+auto returned(std::tuple<F...>&& t) {
+  if constexpr (sizeof...(F) == 0)
+    return;
+  else if constexpr (sizeof...(F) == 1)
+    return std::get<0>(std::move(t));
+  else
+    return std::move(t);
+}
+
+// A promise request on an operation whose completion is `done`: one
+// anonymous dependency now, released at completion; a promise<T> on an
+// operation that produces a T (rget of one value) also gets the value.
+template <class Done, class... P>
+void fulfill_when(const Done& done, promise<P...>* p) {
+  p->require_anonymous(1);
+  if constexpr (sizeof...(P) > 0 && std::is_same_v<Done, future<P...>>) {
+    done.then([p](const P&... v) {
+      p->fulfill_result(v...);
+      p->fulfill_anonymous(1);
+    });
+  } else {
+    done.then([p](const auto&...) { p->fulfill_anonymous(1); });
+  }
+}
+
+// Delivers every request of cxs for an operation whose completion is
+// `done` (future<> or future<T>) and returns what the call returns.
+template <class Done, class... C>
+auto deliver(const Done& done, completions<C...>& cxs) {
+  auto one = [&](auto& c) {
+    using X = std::remove_cvref_t<decltype(c)>;
+    if constexpr (std::is_same_v<X, op_future>)
+      return std::tuple<Done>(done);
+    else if constexpr (std::is_same_v<X, src_future>)
+      return std::tuple<future<>>(done.then([](const auto&...) {}));
+    else if constexpr (is_instance<op_promise, X> || is_instance<src_promise, X>) {
+      fulfill_when(done, c.p);
+      return std::tuple<>();
+    } else {
+      if constexpr (std::is_same_v<X, src_blocking>) done.wait();
+      return std::tuple<>();
+    }
+  };
+  return returned(std::apply([&](auto&... c) { return std::tuple_cat(one(c)...); }, cxs.items));
+}
+
+// rget and copy take operation completions only.
+template <class Cxs>
+inline constexpr bool get_cx_ok = false;
+template <class... C>
+inline constexpr bool get_cx_ok<completions<C...>> =
+    ((std::is_same_v<C, op_future> || is_instance<op_promise, C>)&&...);
+
+template <class... C>
+void check_put_cx() {
+  static_assert(count_of<remote_rpc, C...> <= 1, "upcxx: at most one remote_cx::as_rpc per call");
+  static_assert(count_of<src_blocking, C...> + count_of<src_buffered, C...> <= 1,
+                "upcxx: at most one of source_cx::as_blocking and source_cx::as_buffered per call");
+}
+
+template <class T, class... C>
+auto put_value(const T& value, global_ptr<T> dest, completions<C...>& cxs) {
+  check_put_cx<C...>();
+  future<> done;
+  if constexpr (count_of<remote_rpc, C...> > 0)
+    done = accrete::rput(value, dest, std::move(std::get<remote_rpc>(cxs.items).cx));
+  else
+    done = accrete::rput(value, dest);
+  return deliver(done, cxs);
+}
+
+template <class T, class... C>
+auto put(const T* src, global_ptr<T> dest, std::size_t count, completions<C...>& cxs) {
+  check_put_cx<C...>();
+  std::shared_ptr<std::vector<T>> copy;
+  if constexpr (count_of<src_buffered, C...> > 0) {
+    copy = std::make_shared<std::vector<T>>(src, src + count);
+    src = copy->data();
+  }
+  future<> done;
+  if constexpr (count_of<remote_rpc, C...> > 0)
+    done = accrete::rput(src, dest, count, std::move(std::get<remote_rpc>(cxs.items).cx));
+  else
+    done = accrete::rput(src, dest, count);
+  if (copy) done = done.then([copy] {});  // keeps the copy until the transfer completes
+  return deliver(done, cxs);
+}
+}  // namespace detail
+
+// ---- One-sided communication -------------------------------------------------------------------------
+
+/// Copies count elements from src to dest (spec: One-Sided Communication). Completions as
+/// requested (default: a future for operation completion).
+template <class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rput(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+  return detail::put(src, dest, count, cxs);
+}
+
+/// Puts one value (spec: One-Sided Communication). The value is copied at once, so any source
+/// completion is delivered before the call returns.
+template <class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rput(T value, global_ptr<T> dest, Cxs&& cxs = operation_cx::as_future()) {
+  return detail::put_value(value, dest, cxs);
+}
+
+/// Copies count elements from src into dest (spec: One-Sided Communication).
+template <class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rget(global_ptr<T> src, T* dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
+  return detail::deliver(accrete::rget(src, dest, count), cxs);
+}
+
+/// The value at src (spec: One-Sided Communication): operation_cx::as_future() gives future<T>,
+/// as_promise(promise<T>&) fulfills the promise with it.
+template <class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rget(global_ptr<T> src, Cxs&& cxs = operation_cx::as_future()) {
+  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
+  return detail::deliver(accrete::rget(src), cxs);
+}
+
+/// Copies count elements between two global pointers in host memory
+/// (spec: One-Sided Communication, copy): either end may be on any process.
+template <class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto copy(global_ptr<T> src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
+  future<> done;
+  if (src.is_local()) {
+    done = accrete::rput(static_cast<const T*>(src.local()), dest, count);
+  } else if (dest.is_local()) {
+    done = accrete::rget(src, dest.local(), count);
+  } else {
+    // Neither end is reachable by load/store: stage through this process.
+    auto buf = std::make_shared<std::vector<T>>(count);
+    done = accrete::rget(src, buf->data(), count).then([buf, dest, count] {
+      return accrete::rput(static_cast<const T*>(buf->data()), dest, count).then([buf] {});
+    });
+  }
+  return detail::deliver(done, cxs);
+}
+
+using accrete::rget_irregular;
+using accrete::rget_regular;
+using accrete::rget_strided;
+using accrete::rput_irregular;
+using accrete::rput_regular;
+using accrete::rput_strided;
+
+// ---- RPC, distributed objects, serialization----------------------------------------------
+
+using accrete::dist_object;
+using accrete::make_view;
+using accrete::rpc;
+using accrete::rpc_ff;
+using accrete::view;
+
+/// The UPC++ serialization protocol (spec: Serialization): specialize
+///
+///   template <> struct upcxx::serialization<T> {
+///     template <class Writer> static void serialize(Writer& w, const T& x);
+///     template <class Reader> static T* deserialize(Reader& r, void* storage);
+///   };
+///
+/// Writer has write(x) and write_sequence(begin, end[, n]); Reader has
+/// read<U>(), read_into<U>(storage), read_sequence_into<U>(storage, n),
+/// skip<U>() and skip_sequence<U>(n) (accrete::writer and accrete::reader).
+/// deserialize constructs the object in `storage` and returns it.
+template <class T>
+struct serialization {
+  /// Marks the primary template (no rule for T); internal.
+  using upcxx_no_rule_ = void;
+};
+
+namespace detail {
+template <class T>
+concept user_rule = !requires { typename upcxx::serialization<T>::upcxx_no_rule_; };
+}  // namespace detail
+
+/// Whether T is serialized as its bytes / at all / what it reads back as
+/// (spec: Serialization).
+///@{
+template <class T>
+struct is_trivially_serializable
+    : std::bool_constant<accrete::detail::bytewise<T> && !detail::user_rule<T>> {};
+template <class T>
+struct is_serializable : std::bool_constant<accrete::is_serializable_v<T>> {};
+template <class T>
+struct deserialized_type {
+  using type = accrete::deserialized_type_t<T>;
+};
+using accrete::deserialized_type_t;
+///@}
+
+// ---- Teams and collectives -----------------------------------------------------------------
+
+using accrete::barrier;
+using accrete::barrier_async;
+using accrete::broadcast;
+using accrete::local_team;
+using accrete::reduce_all;
+using accrete::reduce_one;
+using accrete::team;
+using accrete::world;
+
+using accrete::op_fast_add;
+using accrete::op_fast_bit_and;
+using accrete::op_fast_bit_or;
+using accrete::op_fast_bit_xor;
+using accrete::op_fast_max;
+using accrete::op_fast_min;
+using accrete::op_fast_mul;
+/// The general operators (spec: Collectives): the same callables as op_fast_*.
+///@{
+inline constexpr auto op_add = accrete::op_fast_add;
+inline constexpr auto op_mul = accrete::op_fast_mul;
+inline constexpr auto op_min = accrete::op_fast_min;
+inline constexpr auto op_max = accrete::op_fast_max;
+inline constexpr auto op_bit_and = accrete::op_fast_bit_and;
+inline constexpr auto op_bit_or = accrete::op_fast_bit_or;
+inline constexpr auto op_bit_xor = accrete::op_fast_bit_xor;
+///@}
+
+// ---- Atomics --------------------------------------------------------------------------
+
+/// The atomic operations a domain may be asked to support (spec: Atomics).
+enum class atomic_op : int {
+  load, store, compare_exchange,
+  add, fetch_add, sub, fetch_sub, inc, fetch_inc, dec, fetch_dec,
+  mul, fetch_mul, min, fetch_min, max, fetch_max,
+  bit_and, fetch_bit_and, bit_or, fetch_bit_or, bit_xor, fetch_bit_xor
+};
+
+/// Atomic operations on T in shared segments, over a team (spec: Atomics).
+/// Collective construction; every call names its memory order, as the spec
+/// requires. Using an operation the domain was not created with throws
+/// accrete::error naming it. Operations complete at the target before the
+/// call returns (accrete/atomic.hpp); the futures are ready at once.
+template <class T>
+class atomic_domain {
+ public:
+  /// Collective over tm: the operations this domain will perform.
+  explicit atomic_domain(std::vector<atomic_op> const& ops, const team& tm = world()) : d_(tm) {
+    for (atomic_op o : ops) allowed_ |= bit(o);
+    if ((allowed_ & (bit(atomic_op::mul) | bit(atomic_op::fetch_mul))) != 0)
+      throw accrete::error("upcxx::atomic_domain: atomic_op::mul and fetch_mul are not supported");
+  }
+  atomic_domain(const atomic_domain&) = delete;
+  atomic_domain& operator=(const atomic_domain&) = delete;
+
+  /// Collective: releases the domain (spec: before the team is destroyed).
+  void destroy() { d_.destroy(); }
+
+  future<T> load(global_ptr<const T> p, std::memory_order order) {
+    use(atomic_op::load);
+    return d_.load(accrete::reinterpret_pointer_cast<T>(p), order);
+  }
+  future<> store(global_ptr<T> p, T v, std::memory_order order) { use(atomic_op::store);
+    return d_.store(p, v, order); }
+  future<T> compare_exchange(global_ptr<T> p, T expected, T desired, std::memory_order order) {
+    use(atomic_op::compare_exchange);
+    return d_.compare_exchange(p, expected, desired, order);
+  }
+  future<> add(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::add);
+    return d_.add(p, v, o); }
+  future<T> fetch_add(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::fetch_add);
+    return d_.fetch_add(p, v, o); }
+  future<> sub(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::sub);
+    return d_.sub(p, v, o); }
+  future<T> fetch_sub(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::fetch_sub);
+    return d_.fetch_sub(p, v, o); }
+  future<> inc(global_ptr<T> p, std::memory_order o) { use(atomic_op::inc);
+    return d_.add(p, T(1), o); }
+  future<T> fetch_inc(global_ptr<T> p, std::memory_order o) { use(atomic_op::fetch_inc);
+    return d_.fetch_add(p, T(1), o); }
+  future<> dec(global_ptr<T> p, std::memory_order o) { use(atomic_op::dec);
+    return d_.sub(p, T(1), o); }
+  future<T> fetch_dec(global_ptr<T> p, std::memory_order o) { use(atomic_op::fetch_dec);
+    return d_.fetch_sub(p, T(1), o); }
+  future<> min(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::min);
+    return d_.min(p, v, o); }
+  future<T> fetch_min(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::fetch_min);
+    return d_.fetch_min(p, v, o); }
+  future<> max(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::max);
+    return d_.max(p, v, o); }
+  future<T> fetch_max(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::fetch_max);
+    return d_.fetch_max(p, v, o); }
+  template <class U = T>
+  requires std::is_integral_v<U> future<> bit_and(global_ptr<T> p, T v, std::memory_order o) {
+    use(atomic_op::bit_and);
+    return d_.fetch_bit_and(p, v, o).then([](const T&) {});
+  }
+  template <class U = T>
+  requires std::is_integral_v<U> future<T> fetch_bit_and(global_ptr<T> p, T v, std::memory_order o) {
+    use(atomic_op::fetch_bit_and);
+    return d_.fetch_bit_and(p, v, o);
+  }
+  template <class U = T>
+  requires std::is_integral_v<U> future<> bit_or(global_ptr<T> p, T v, std::memory_order o) {
+    use(atomic_op::bit_or);
+    return d_.fetch_bit_or(p, v, o).then([](const T&) {});
+  }
+  template <class U = T>
+  requires std::is_integral_v<U> future<T> fetch_bit_or(global_ptr<T> p, T v, std::memory_order o) {
+    use(atomic_op::fetch_bit_or);
+    return d_.fetch_bit_or(p, v, o);
+  }
+  template <class U = T>
+  requires std::is_integral_v<U> future<> bit_xor(global_ptr<T> p, T v, std::memory_order o) {
+    use(atomic_op::bit_xor);
+    return d_.fetch_bit_xor(p, v, o).then([](const T&) {});
+  }
+  template <class U = T>
+  requires std::is_integral_v<U> future<T> fetch_bit_xor(global_ptr<T> p, T v, std::memory_order o) {
+    use(atomic_op::fetch_bit_xor);
+    return d_.fetch_bit_xor(p, v, o);
+  }
+
+ private:
+  static constexpr std::uint32_t bit(atomic_op o) { return std::uint32_t(1) << int(o); }
+  static const char* name(atomic_op o) {
+    static const char* const names[] = {"load",    "store",     "compare_exchange", "add",       "fetch_add",
+                                        "sub",     "fetch_sub", "inc",              "fetch_inc", "dec",
+                                        "fetch_dec", "mul",     "fetch_mul",        "min",       "fetch_min",
+                                        "max",     "fetch_max", "bit_and",          "fetch_bit_and", "bit_or",
+                                        "fetch_bit_or", "bit_xor", "fetch_bit_xor"};
+    return names[int(o)];
+  }
+  void use(atomic_op o) const {
+    if ((allowed_ & bit(o)) == 0)
+      throw accrete::error(std::string("upcxx::atomic_domain::") + name(o) +
+                           ": the domain was not created with atomic_op::" + name(o));
+  }
+  accrete::atomic_domain<T> d_;
+  std::uint32_t allowed_ = 0;
+};
+
+// ---- Utilities ------------------------------------------------------------------------
+
+/// Writes one line to standard output, prefixed with this process's rank,
+/// when the statement ends: `upcxx::say() << "x = " << x;` (as in the
+/// UPC++ programmer's guide).
+class say {
+ public:
+  /// `prefix` is written first, with "%d" in it replaced by the rank.
+  explicit say(const char* prefix = "[%d] ") {
+    std::string head = prefix ? prefix : "";
+    if (auto at = head.find("%d"); at != std::string::npos)
+      head.replace(at, 2, std::to_string(accrete::initialized() ? accrete::rank_me() : -1));
+    out_ << head;
+  }
+  say(const say&) = delete;
+  say& operator=(const say&) = delete;
+  ~say() {
+    out_ << '\n';
+    std::cout << out_.str() << std::flush;
+  }
+  /// Appends x as std::ostream would print it.
+  template <class X>
+  say& operator<<(const X& x) {
+    out_ << x;
+    return *this;
+  }
+
+ private:
+  std::ostringstream out_;
+};
+
+}  // namespace upcxx
+
+/// Serialize a class by its members or by values a constructor takes back
+/// (spec: Serialization): accrete's macros under their UPC++ names.
+///@{
+#define UPCXX_SERIALIZED_FIELDS(...) ACCRETE_SERIALIZED_FIELDS(__VA_ARGS__)
+#define UPCXX_SERIALIZED_VALUES(...) ACCRETE_SERIALIZED_VALUES(__VA_ARGS__)
+#define UPCXX_SERIALIZED_DELETE() ACCRETE_SERIALIZED_DELETE()
+///@}
+
+/// A upcxx::serialization<T> specialization is how accrete serializes T.
+template <class T>
+requires upcxx::detail::user_rule<T>
+struct accrete::serialization<T> {
+  /// accrete's rule protocol over the UPC++ one.
+  ///@{
+  static void serialize(accrete::writer& w, const T& x) { upcxx::serialization<T>::serialize(w, x); }
+  static T deserialize(accrete::reader& r) {
+    alignas(T) std::byte storage[sizeof(T)];
+    T* p = upcxx::serialization<T>::deserialize(r, storage);
+    struct destroy {
+      T* p;
+      ~destroy() { p->~T(); }
+    } d{p};
+    return T(std::move(*p));
+  }
+  ///@}
+};

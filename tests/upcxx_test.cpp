@@ -1,0 +1,381 @@
+// The UPC++ layer (<upcxx/upcxx.hpp>), written as a UPC++ program would use
+// it, chapter by chapter of the UPC++ v1.0 specification. Only upcxx:: names
+// are used; the results are checked exactly.
+#include <upcxx/upcxx.hpp>
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <optional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+// A pointer to every rank's array of n ints, shared through a dist_object.
+std::vector<upcxx::global_ptr<int>> everyones(upcxx::global_ptr<int> mine) {
+  upcxx::dist_object<upcxx::global_ptr<int>> d(mine);
+  std::vector<upcxx::global_ptr<int>> all;
+  for (int r = 0; r < upcxx::rank_n(); ++r) all.push_back(d.fetch(r).wait());
+  upcxx::barrier();  // nobody fetches from d after this
+  return all;
+}
+
+int right() { return (upcxx::rank_me() + 1) % upcxx::rank_n(); }
+int left() { return (upcxx::rank_me() + upcxx::rank_n() - 1) % upcxx::rank_n(); }
+
+}  // namespace
+
+// 2: init/finalize are reference-counted; the version macros are there.
+TEST(Upcxx, InitIsReferenceCounted) {
+  static_assert(UPCXX_SPEC_VERSION >= 20201000L);
+  static_assert(UPCXX_VERSION >= 20201000L);
+#ifdef UPCXX_THREADMODE
+  FAIL() << "UPCXX_THREADMODE must be undefined in the SEQ thread mode";
+#endif
+  upcxx::init();
+  upcxx::init();
+  EXPECT_TRUE(upcxx::initialized());
+  upcxx::intrank_t me = upcxx::rank_me();
+  EXPECT_GE(me, 0);
+  EXPECT_LT(me, upcxx::rank_n());
+  upcxx::finalize();
+  EXPECT_TRUE(upcxx::initialized());
+  upcxx::finalize();
+  EXPECT_FALSE(upcxx::initialized());
+  // The runtime the test started natively stays up.
+  EXPECT_EQ(upcxx::rank_me(), me);
+  EXPECT_THROW(upcxx::finalize(), accrete::collective_misuse);
+}
+
+// 3: global pointers, allocation, casts.
+TEST(Upcxx, GlobalPointersAndAllocation) {
+  upcxx::init();
+  upcxx::global_ptr<int> a = upcxx::new_array<int>(10);
+  ASSERT_FALSE(a.is_null());
+  EXPECT_TRUE(a.is_local());
+  EXPECT_EQ(a.where(), upcxx::rank_me());
+  int* la = a.local();
+  std::iota(la, la + 10, 100);
+  EXPECT_EQ(upcxx::to_global_ptr(la + 3), a + 3);
+  EXPECT_EQ((a + 7) - (a + 2), 5);
+  int on_stack = 0;
+  EXPECT_TRUE(upcxx::try_global_ptr(&on_stack).is_null());
+  EXPECT_EQ(upcxx::try_global_ptr(la + 9), a + 9);
+
+  upcxx::global_ptr<const int> ca = a;
+  EXPECT_EQ(upcxx::const_pointer_cast<int>(ca), a);
+  auto bytes = upcxx::reinterpret_pointer_cast<char>(a);
+  EXPECT_EQ(upcxx::reinterpret_pointer_cast<int>(bytes + sizeof(int)), a + 1);
+
+  upcxx::global_ptr<std::int64_t> one = upcxx::new_<std::int64_t>(42);
+  EXPECT_EQ(*one.local(), 42);
+  upcxx::delete_(one);
+  upcxx::delete_array(a);
+
+  upcxx::global_ptr<double> raw = upcxx::allocate<double>(4);
+  ASSERT_FALSE(raw.is_null());
+  upcxx::deallocate(raw);
+  void* v = upcxx::allocate(64, 64);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v) % 64, 0u);
+  upcxx::deallocate(v);
+
+  // A request larger than the segment: the throwing and non-throwing forms.
+  const std::size_t huge = std::size_t(1) << 50;
+  EXPECT_THROW(upcxx::new_array<char>(huge), upcxx::bad_shared_alloc);
+  EXPECT_THROW(upcxx::new_array<char>(huge), std::bad_alloc);
+  EXPECT_TRUE(upcxx::new_array<char>(huge, std::nothrow).is_null());
+  EXPECT_TRUE(upcxx::allocate<char>(huge).is_null());
+  EXPECT_EQ(upcxx::allocate(huge), nullptr);
+  upcxx::finalize();
+}
+
+// 4: futures and promises.
+TEST(Upcxx, FuturesAndPromises) {
+  upcxx::future<int, double> f = upcxx::make_future(3, 0.5);
+  EXPECT_TRUE(f.is_ready());
+  EXPECT_EQ(f.result<0>(), 3);
+  EXPECT_EQ(f.result_reference<1>(), 0.5);
+  EXPECT_EQ(std::get<0>(f.results()), 3);
+  EXPECT_EQ(f.wait_tuple(), std::make_tuple(3, 0.5));
+
+  upcxx::promise<int> p;
+  upcxx::future<int> g = p.get_future();
+  upcxx::future<std::string> h = g.then([](int x) { return std::to_string(x * 2); });
+  upcxx::future<int, std::string> both = upcxx::when_all(g, h);
+  EXPECT_FALSE(both.is_ready());
+  p.fulfill_result(21);
+  EXPECT_FALSE(both.is_ready());  // the initial dependency is still there
+  p.finalize();
+  EXPECT_TRUE(both.is_ready());
+  EXPECT_EQ(both.result<1>(), "42");
+
+  upcxx::promise<> counted;
+  counted.require_anonymous(2);
+  counted.fulfill_anonymous(1);
+  upcxx::future<> c = counted.finalize();
+  EXPECT_FALSE(c.is_ready());
+  counted.fulfill_anonymous(1);
+  EXPECT_TRUE(c.is_ready());
+
+  EXPECT_EQ(upcxx::to_future(7).wait(), 7);
+  EXPECT_EQ(upcxx::to_future(upcxx::make_future(8)).wait(), 8);
+}
+
+// 6 + 7: rput/rget with every completion kind, to the right neighbour.
+TEST(Upcxx, RmaWithCompletions) {
+  const int n = 1000;
+  auto all = everyones(upcxx::new_array<int>(4 * n));
+  upcxx::global_ptr<int> dst = all[std::size_t(right())];
+  const int me = upcxx::rank_me();
+  std::vector<int> src(n);
+  std::iota(src.begin(), src.end(), me * 10000);
+
+  // Default: a future for operation completion.
+  upcxx::rput(src.data(), dst, n).wait();
+  // Operation and source completion as futures: a tuple, in request order.
+  auto [op, srcf] = upcxx::rput(src.data(), dst + n, n, upcxx::operation_cx::as_future() | upcxx::source_cx::as_future());
+  srcf.wait();
+  op.wait();
+  // Into a promise, with a buffered source that may be overwritten at once.
+  upcxx::promise<> pr;
+  upcxx::rput(src.data(), dst + 2 * n, n, upcxx::operation_cx::as_promise(pr) | upcxx::source_cx::as_buffered());
+  std::vector<int> keep = src;
+  std::fill(src.begin(), src.end(), -1);
+  pr.finalize().wait();
+  // Blocking source completion, then a value put.
+  upcxx::future<> last = upcxx::rput(keep.data(), dst + 3 * n, n - 1,
+                                     upcxx::source_cx::as_blocking() | upcxx::operation_cx::as_future());
+  last.wait();
+  upcxx::rput(-7, dst + 4 * n - 1).wait();
+  upcxx::barrier();
+
+  // Check what the left neighbour wrote here, by rget from my own segment
+  // and from the left neighbour's (both forms of rget).
+  upcxx::global_ptr<int> mine = all[std::size_t(me)];
+  std::vector<int> got(4 * n);
+  upcxx::rget(mine, got.data(), 4 * n).wait();
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < n; ++i) {
+      int want = (k == 3 && i == n - 1) ? -7 : left() * 10000 + i;
+      ASSERT_EQ(got[std::size_t(k * n + i)], want) << "block " << k << " element " << i;
+    }
+  EXPECT_EQ(upcxx::rget(all[std::size_t(right())] + 5).wait(), me * 10000 + 5);
+  upcxx::promise<int> pv;
+  upcxx::rget(all[std::size_t(right())] + 6, upcxx::operation_cx::as_promise(pv));
+  EXPECT_EQ(pv.finalize().wait(), me * 10000 + 6);
+  upcxx::barrier();
+  upcxx::delete_array(mine);
+}
+
+// 7: copy between two global pointers, neither of them necessarily local.
+TEST(Upcxx, CopyBetweenGlobalPointers) {
+  const int n = 300;
+  auto all = everyones(upcxx::new_array<int>(2 * n));
+  const int me = upcxx::rank_me();
+  int* mine = all[std::size_t(me)].local();
+  std::iota(mine, mine + n, me * 1000);
+  upcxx::barrier();
+  // right's first half -> left's second half: a third party when P > 2.
+  upcxx::copy(all[std::size_t(right())], all[std::size_t(left())] + n, n).wait();
+  upcxx::barrier();
+  // My second half was written by my right neighbour (whose left I am),
+  // from its right neighbour's first half.
+  int from = (me + 2) % upcxx::rank_n();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(mine[n + i], from * 1000 + i) << "element " << i;
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(me)]);
+}
+
+// 6: remote completion runs at the target after the data is there.
+TEST(Upcxx, RemoteCompletionSeesTheData) {
+  static int seen = 0;  // set by the remote completion at the target
+  seen = 0;
+  auto all = everyones(upcxx::new_array<int>(64));
+  std::vector<int> v(64, upcxx::rank_me() + 1);
+  upcxx::rput(v.data(), all[std::size_t(right())], 64,
+              upcxx::remote_cx::as_rpc([](upcxx::global_ptr<int> p) { seen = std::accumulate(p.local(), p.local() + 64, 0); },
+                                       all[std::size_t(right())]) |
+                  upcxx::operation_cx::as_future())
+      .wait();
+  while (seen == 0) upcxx::progress();
+  EXPECT_EQ(seen, 64 * (left() + 1));
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(upcxx::rank_me())]);
+}
+
+// 8 + 9: RPC, dist_object arguments, views.
+TEST(Upcxx, RpcDistObjectAndView) {
+  upcxx::dist_object<std::vector<int>> store(std::vector<int>{});
+  std::vector<int> mine{upcxx::rank_me(), 1, 2, 3};
+  upcxx::rpc(right(),
+             [](upcxx::dist_object<std::vector<int>>& s, upcxx::view<int> v) { s->assign(v.begin(), v.end()); },
+             store, upcxx::make_view(mine))
+      .wait();
+  int sq = upcxx::rpc(left(), [](int x) { return x * x; }, upcxx::rank_me() + 3).wait();
+  EXPECT_EQ(sq, (upcxx::rank_me() + 3) * (upcxx::rank_me() + 3));
+  upcxx::barrier();
+  EXPECT_EQ(*store, (std::vector<int>{left(), 1, 2, 3}));
+  upcxx::barrier();
+}
+
+// 12: collectives with op_fast_* and op_*.
+TEST(Upcxx, Collectives) {
+  const int n = upcxx::rank_n();
+  const int me = upcxx::rank_me();
+  EXPECT_EQ(upcxx::reduce_all(me + 1, upcxx::op_fast_add).wait(), n * (n + 1) / 2);
+  EXPECT_EQ(upcxx::reduce_all(me, upcxx::op_max).wait(), n - 1);
+  int one = upcxx::reduce_one(me + 1, upcxx::op_mul, 0).wait();
+  if (me == 0) {
+    int fact = 1;
+    for (int i = 2; i <= n; ++i) fact *= i;
+    EXPECT_EQ(one, fact);
+  }
+  EXPECT_EQ(upcxx::broadcast(me == n - 1 ? 77 : 0, n - 1).wait(), 77);
+  upcxx::barrier_async().wait();
+  const upcxx::team& odd_even = upcxx::world();
+  EXPECT_EQ(odd_even.rank_n(), n);
+  upcxx::team half = upcxx::world().split(me % 2, me);
+  EXPECT_EQ(half.rank_n(), (n + 1 - me % 2) / 2);
+  EXPECT_EQ(upcxx::reduce_all(1, upcxx::op_fast_add, half).wait(), half.rank_n());
+}
+
+// 13: atomics, with the set of operations named at construction.
+TEST(Upcxx, AtomicDomain) {
+  using upcxx::atomic_op;
+  upcxx::atomic_domain<std::int64_t> ad({atomic_op::fetch_add, atomic_op::inc, atomic_op::load, atomic_op::store,
+                                         atomic_op::compare_exchange, atomic_op::fetch_max, atomic_op::bit_or});
+  upcxx::global_ptr<std::int64_t> c0 = upcxx::broadcast(upcxx::rank_me() == 0 ? upcxx::new_<std::int64_t>(0) : nullptr, 0).wait();
+  const int n = upcxx::rank_n();
+  for (int i = 0; i < 10; ++i) ad.inc(c0, std::memory_order_relaxed).wait();
+  std::int64_t before = ad.fetch_add(c0, 1000, std::memory_order_relaxed).wait();
+  EXPECT_GE(before, 10);
+  ad.fetch_max(c0, -1, std::memory_order_relaxed).wait();
+  ad.bit_or(c0, 0, std::memory_order_relaxed).wait();
+  upcxx::barrier();
+  EXPECT_EQ(ad.load(c0, std::memory_order_relaxed).wait(), 1010 * n);
+  EXPECT_THROW(ad.fetch_sub(c0, 1, std::memory_order_relaxed), accrete::error);
+  upcxx::barrier();
+  if (upcxx::rank_me() == 0) {
+    EXPECT_EQ(ad.compare_exchange(c0, 1010 * n, 5, std::memory_order_acq_rel).wait(), 1010 * n);
+    EXPECT_EQ(ad.load(c0, std::memory_order_relaxed).wait(), 5);
+  }
+  upcxx::barrier();
+  ad.destroy();
+  if (upcxx::rank_me() == 0) upcxx::delete_(c0);
+}
+
+// 10: internal progress moves data but runs no RPC body.
+TEST(Upcxx, InternalProgressRunsNoUserCode) {
+  static int ran = 0;
+  ran = 0;
+  upcxx::barrier();
+  upcxx::rpc_ff(upcxx::rank_me(), [] { ++ran; });
+  for (int i = 0; i < 100; ++i) upcxx::progress(upcxx::progress_level::internal);
+  EXPECT_EQ(ran, 0);
+  while (ran == 0) upcxx::progress();
+  EXPECT_EQ(ran, 1);
+  upcxx::barrier();
+}
+
+TEST(Upcxx, SayPrefixesTheRank) {
+  testing::internal::CaptureStdout();
+  upcxx::say() << "x = " << 5;
+  upcxx::say("rank %d: ") << "done";
+  std::string out = testing::internal::GetCapturedStdout();
+  std::string r = std::to_string(upcxx::rank_me());
+  EXPECT_EQ(out, "[" + r + "] x = 5\nrank " + r + ": done\n");
+}
+
+// Serialization: the macros, a UPC++-protocol specialization, recursion and
+// standard containers, all through RPC.
+namespace {
+struct tree {
+  int value = 0;
+  std::vector<tree> children;
+  UPCXX_SERIALIZED_FIELDS(value, children)
+  int sum() const {
+    int s = value;
+    for (const tree& c : children) s += c.sum();
+    return s;
+  }
+};
+
+class fraction {
+ public:
+  fraction(long n, long d) : num_(n), den_(d) {}
+  long num() const { return num_; }
+  long den() const { return den_; }
+  UPCXX_SERIALIZED_VALUES(num_, den_)
+
+ private:
+  long num_, den_;
+};
+
+// A type with a hand-written UPC++ rule: sent as its length and characters
+// in reverse, read back in place.
+struct reversed {
+  std::string text;
+};
+
+struct handle {
+  int fd;
+  UPCXX_SERIALIZED_DELETE()
+};
+}  // namespace
+
+template <>
+struct upcxx::serialization<reversed> {
+  template <class Writer>
+  static void serialize(Writer& w, const reversed& x) {
+    w.write(std::uint32_t(x.text.size()));
+    w.write_sequence(x.text.rbegin(), x.text.rend(), x.text.size());
+  }
+  template <class Reader>
+  static reversed* deserialize(Reader& r, void* storage) {
+    auto n = r.template read<std::uint32_t>();
+    std::string s(n, ' ');
+    for (std::uint32_t i = 0; i < n; ++i) s[n - 1 - i] = r.template read<char>();
+    return ::new (storage) reversed{std::move(s)};
+  }
+};
+
+static_assert(upcxx::is_serializable<tree>::value);
+static_assert(upcxx::is_serializable<reversed>::value);
+static_assert(!upcxx::is_serializable<handle>::value);
+static_assert(upcxx::is_trivially_serializable<int>::value);
+static_assert(!upcxx::is_trivially_serializable<reversed>::value);
+static_assert(std::is_same_v<upcxx::deserialized_type_t<std::map<int, std::list<int>>>, std::map<int, std::list<int>>>);
+
+TEST(Upcxx, SerializationThroughRpc) {
+  tree t{1, {tree{2, {}}, tree{3, {tree{4, {}}}}}};
+  EXPECT_EQ(upcxx::rpc(right(), [](const tree& x) { return x.sum(); }, t).wait(), 10);
+  tree back = upcxx::rpc(right(), [](tree x) { x.children.push_back(tree{5, {}}); return x; }, t).wait();
+  EXPECT_EQ(back.sum(), 15);
+  ASSERT_EQ(back.children.size(), 3u);
+  EXPECT_EQ(back.children[1].children[0].value, 4);
+
+  fraction f = upcxx::rpc(right(), [](fraction x) { return fraction(x.num() * 2, x.den()); }, fraction(3, 7)).wait();
+  EXPECT_EQ(f.num(), 6);
+  EXPECT_EQ(f.den(), 7);
+
+  reversed r = upcxx::rpc(right(), [](const reversed& x) { return reversed{x.text + "!"}; }, reversed{"abc"}).wait();
+  EXPECT_EQ(r.text, "abc!");
+
+  std::map<std::string, std::list<int>> m{{"a", {1, 2}}, {"b", {}}};
+  std::optional<int> none;
+  auto sizes = upcxx::rpc(
+                   right(),
+                   [](const std::map<std::string, std::list<int>>& x, std::optional<int> o) {
+                     return std::make_pair(x.size() + x.at("a").size(), o.has_value());
+                   },
+                   m, none)
+                   .wait();
+  EXPECT_EQ(sizes.first, 4u);
+  EXPECT_FALSE(sizes.second);
+  upcxx::barrier();
+}
