@@ -45,6 +45,20 @@ int rank_n() {
 
 void progress() { detail::user_progress(); }
 
+bool progress_required() {
+  detail::require_initialized("progress_required()");
+  return detail::outgoing_pending();
+}
+
+void discharge() {
+  detail::require_initialized("discharge()");
+  unsigned spins = 0;
+  while (detail::outgoing_pending()) {
+    detail::poll();
+    if (detail::outgoing_pending()) detail::idle_backoff(spins);
+  }
+}
+
 void progress(progress_level level) {
   if (level == progress_level::user) return detail::user_progress();
   detail::require_initialized("progress(progress_level::internal)");

@@ -379,3 +379,60 @@ TEST(Upcxx, SerializationThroughRpc) {
   EXPECT_FALSE(sizes.second);
   upcxx::barrier();
 }
+
+// Teams: ids that travel, operator[], destroy, local_team_contains.
+TEST(Upcxx, TeamsAndTheirIds) {
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  upcxx::team parity = upcxx::world().split(me % 2, me);
+  for (int r = 0; r < parity.rank_n(); ++r) EXPECT_EQ(parity[r], 2 * r + me % 2);
+  EXPECT_EQ(parity.from_world(me), me / 2);
+  upcxx::team_id pid = parity.id();
+  EXPECT_EQ(&pid.here(), &parity);
+  upcxx::barrier();  // every process has its parity team before ids travel
+  // The id travels: a process of the same parity finds its own team by it.
+  int peer = (me + 2) % n;
+  if (peer % 2 == me % 2) {
+    int size_there = upcxx::rpc(peer, [](upcxx::team_id id) { return id.here().rank_n(); }, pid).wait();
+    EXPECT_EQ(size_there, parity.rank_n());
+  }
+  EXPECT_EQ(&upcxx::world().id().here(), &upcxx::world());
+  upcxx::barrier();
+  parity.destroy();
+  EXPECT_THROW(pid.here(), accrete::error);
+  EXPECT_THROW(upcxx::world().destroy(), accrete::error);
+  EXPECT_TRUE(upcxx::local_team_contains(me));
+  int local = 0;
+  for (int r = 0; r < n; ++r) local += upcxx::local_team_contains(r);
+  EXPECT_EQ(local, upcxx::local_team().rank_n());
+}
+
+// dist_object: constructed from arguments on a team, named by an id that
+// travels and is resolved at the target.
+TEST(Upcxx, DistObjectIds) {
+  upcxx::dist_object<std::vector<int>> v(upcxx::world(), 3, upcxx::rank_me());
+  EXPECT_EQ(*v, std::vector<int>(3, upcxx::rank_me()));
+  upcxx::dist_id<std::vector<int>> id = v.id();
+  EXPECT_EQ(&id.here(), &v);
+  upcxx::barrier();  // constructed everywhere before ids travel
+  std::size_t there = upcxx::rpc(
+                          right(), [](upcxx::dist_id<std::vector<int>> d) { return d.here()->size() + std::size_t(d.here()->front()); },
+                          id)
+                          .wait();
+  EXPECT_EQ(there, 3u + std::size_t(right()));
+  upcxx::barrier();
+}
+
+// discharge: after it, nothing this process issued waits for its progress.
+TEST(Upcxx, DischargeCompletesOutgoingTransfers) {
+  auto all = everyones(upcxx::new_array<int>(256));
+  std::vector<int> src(256, upcxx::rank_me() + 1);
+  upcxx::future<> f = upcxx::rput(src.data(), all[std::size_t(right())], 256);
+  upcxx::discharge();
+  EXPECT_FALSE(upcxx::progress_required());
+  f.wait();
+  upcxx::barrier();
+  const int* mine = all[std::size_t(upcxx::rank_me())].local();
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(mine[i], left() + 1);
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(upcxx::rank_me())]);
+}

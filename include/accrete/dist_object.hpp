@@ -52,6 +52,35 @@
 
 namespace accrete {
 
+template <class T>
+class dist_object;
+
+/// A dist_object's name, the same on every member and trivially copyable,
+/// so it can travel in an RPC or be stored (UPC++'s dist_id). here() finds
+/// the caller's instance.
+template <class T>
+class dist_id {
+ public:
+  /// The null id (names no object).
+  dist_id() = default;
+  /// The caller's instance; throws accrete::error if it has none alive
+  /// (not constructed yet, or destroyed).
+  dist_object<T>& here() const {
+    void* p = detail::dist_find(key_);
+    if (!p)
+      throw error("accrete::dist_id::here: this process has no live dist_object with that id (not constructed "
+                  "yet, or destroyed)");
+    return *static_cast<dist_object<T>*>(p);
+  }
+  /// Ids compare by the object they name.
+  friend bool operator==(const dist_id&, const dist_id&) = default;
+
+ private:
+  friend class dist_object<T>;
+  explicit dist_id(const detail::dist_key& k) noexcept : key_(k) {}
+  detail::dist_key key_;
+};
+
 /// One object per member of a team, found by the others through this
 /// object (RPC arguments, fetch): UPC++'s dist_object. Its constructor and
 /// destructor are collective over the team, and members must create their
@@ -73,6 +102,14 @@ class dist_object {
       : team_(&t), key_(detail::dist_next_key(t)), value_(std::forward<Args>(args)...) {
     detail::dist_add(key_, this);
   }
+  /// Collective over `t`: constructs this member's value from `args...`
+  /// (UPC++'s form, without std::in_place).
+  template <class... Args>
+  requires std::is_constructible_v<T, Args...>
+  explicit dist_object(const team& t, Args&&... args)
+      : team_(&t), key_(detail::dist_next_key(t)), value_(std::forward<Args>(args)...) {
+    detail::dist_add(key_, this);
+  }
   dist_object(const dist_object&) = delete;
   dist_object& operator=(const dist_object&) = delete;
   /// Under a runtime other than the one it was made in (after finalize,
@@ -91,6 +128,8 @@ class dist_object {
 
   /// The team this object lives on.
   const team& get_team() const noexcept { return *team_; }
+  /// This object's name on every member (see dist_id).
+  dist_id<T> id() const noexcept { return dist_id<T>(key_); }
 
   /// A copy of team member `team_rank`'s value (throws std::out_of_range for
   /// a bad rank).

@@ -25,6 +25,20 @@ enum class progress_level {
 /// without running any user code (no RPC bodies, no callbacks).
 void progress(progress_level level);
 
+/// Whether this process has issued communication that still needs its
+/// own internal progress to complete (remote puts and gets not yet
+/// flushed, messages not yet handed to MPI). Incoming work and
+/// collectives waiting for other processes do not count.
+bool progress_required();
+
+/// Makes internal progress until progress_required() is false, so that the
+/// process may stop calling accrete (e.g. to compute for a long time)
+/// without holding up what it has sent. Runs no user code. Completions
+/// that wait for user-level progress (callbacks, promise fulfilment, the
+/// RPC of a remote completion to a process on another node) still need a
+/// later progress() or wait().
+void discharge();
+
 namespace detail {
 /// Called by wait loops when a poll found nothing to do; yields the CPU
 /// (sched_yield, then short sleeps as `spins` grows) so oversubscribed

@@ -10,6 +10,26 @@ namespace accrete {
 namespace detail {
 struct team_access;  // src/backend/mpi/team.cpp
 }
+class team;
+
+/// A team's name, the same on every member and trivially copyable, so it
+/// can travel in an RPC (UPC++'s team_id). here() finds the caller's team
+/// of that name.
+class team_id {
+ public:
+  /// The null id (names no team).
+  team_id() = default;
+  /// The caller's team with this id; throws accrete::error if the caller
+  /// has no such team alive (not a member, destroyed, or not yet split).
+  team& here() const;
+  /// Ids compare by the team they name.
+  friend bool operator==(const team_id&, const team_id&) = default;
+
+ private:
+  friend class team;
+  explicit team_id(std::uint64_t key) noexcept : key_(key) {}
+  std::uint64_t key_ = 0;
+};
 
 /// An ordered subset of the world's processes. Each team holds a private MPI
 /// communicator (never the user's), which `mpi_comm()` exposes so the user
@@ -36,13 +56,22 @@ class team {
   int rank_n() const;
   ///@}
   /// World rank of team member `team_rank` (throws std::out_of_range).
+  ///@{
   int to_world(int team_rank) const;
+  int operator[](int team_rank) const { return to_world(team_rank); }
+  ///@}
   /// Team rank of world rank `world_rank`, or -1 if not a member.
   int from_world(int world_rank) const;
   /// Collective over this team: like MPI_Comm_split.
   team split(int color, int key) const;
   /// The team's communicator (owned by the team; do not free it).
   MPI_Comm mpi_comm() const;
+  /// This team's name on every member (see team_id).
+  team_id id() const noexcept { return team_id(key_); }
+  /// Collective over the team: waits for every member (a barrier), then
+  /// frees the communicator; the team is empty afterwards, as if moved
+  /// from. world() and local_team() cannot be destroyed (accrete::error).
+  void destroy();
 
   /// Internal: wraps an existing communicator.
   team(MPI_Comm comm, bool owned);

@@ -233,6 +233,8 @@ using accrete::progress_level;
 /// progress(progress_level::user) runs callbacks and incoming RPCs;
 /// progress_level::internal only moves data (spec: Progress).
 inline void progress(progress_level level = progress_level::user) { accrete::progress(level); }
+using accrete::discharge;
+using accrete::progress_required;
 
 // ---- Completion -----------------------------------------------------------------------
 
@@ -471,6 +473,7 @@ using accrete::rput_strided;
 
 // ---- RPC, distributed objects, serialization----------------------------------------------
 
+using accrete::dist_id;
 using accrete::dist_object;
 using accrete::make_view;
 using accrete::rpc;
@@ -523,7 +526,12 @@ using accrete::local_team;
 using accrete::reduce_all;
 using accrete::reduce_one;
 using accrete::team;
+using accrete::team_id;
 using accrete::world;
+
+/// Whether world rank r shares the caller's node, so that its segment is
+/// reached by load and store (spec: Teams).
+inline bool local_team_contains(intrank_t r) { return accrete::local_team().from_world(r) >= 0; }
 
 using accrete::op_fast_add;
 using accrete::op_fast_bit_and;

@@ -87,6 +87,9 @@ void node_barrier(const collective_ticket* t = nullptr);
 void defer(completion c);
 /// True when nothing is outstanding in the backend.
 bool quiescent() noexcept;
+/// True while this process's own transfers or messages wait for a flush or
+/// a send to complete (accrete::progress_required).
+bool outgoing_pending() noexcept;
 /// Gives up the processor in a spin-wait: sched_yield, or under SimGrid SMPI
 /// 1 us of simulated sleep (all simulated processes share one OS thread; a
 /// sched_yield there would never let the process being waited for run).

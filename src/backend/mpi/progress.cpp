@@ -333,6 +333,11 @@ bool last_progress_active() noexcept {
   return st.last_active;
 }
 
+bool outgoing_pending() noexcept {
+  backend_guard g;
+  return !st.await_flush.empty() || !st.await_flush_counted.empty() || !st.sends.empty();
+}
+
 bool quiescent() noexcept {
   backend_guard g;
 #ifdef ACCRETE_SMPI

@@ -3,6 +3,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "accrete/collectives.hpp"
@@ -15,7 +16,15 @@
 namespace accrete {
 namespace {
 std::unique_ptr<team> world_team, node_team;
+// The caller's live teams by id (team_id::here). A team enters when it gets
+// its id and leaves when it is destroyed or moved from.
+std::unordered_map<std::uint64_t, team*> live_teams;
+
+void forget(std::uint64_t key, const team* t) noexcept {
+  auto it = live_teams.find(key);
+  if (it != live_teams.end() && it->second == t) live_teams.erase(it);
 }
+}  // namespace
 
 namespace detail {
 struct team_access {
@@ -40,6 +49,8 @@ void team_init() {
   team_access::set_key(*world_team, world_team_key);
   // Every member of a node names it by its first world rank.
   team_access::set_key(*node_team, mix(2, std::uint64_t(node_team->to_world(0))));
+  live_teams[team_access::key(*world_team)] = world_team.get();
+  live_teams[team_access::key(*node_team)] = node_team.get();
 }
 
 collective_ticket team_collective_begin(const char* what, const team& t, bool blocking) {
@@ -49,6 +60,7 @@ collective_ticket team_collective_begin(const char* what, const team& t, bool bl
                           blocking);
 }
 void team_finalize() {
+  live_teams.clear();
   world_team.reset();
   node_team.reset();
 }
@@ -73,6 +85,8 @@ team::team(team&& o) noexcept { *this = std::move(o); }
 
 team& team::operator=(team&& o) noexcept {
   if (this != &o) {
+    forget(key_, this);
+    forget(o.key_, &o);
     if (owned_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
     owned_ = std::exchange(o.owned_, false);
@@ -80,11 +94,13 @@ team& team::operator=(team&& o) noexcept {
     world_ranks_ = std::move(o.world_ranks_);
     key_ = std::exchange(o.key_, 0);
     splits_ = std::exchange(o.splits_, 0);
+    if (key_ != 0 && comm_ != MPI_COMM_NULL) live_teams[key_] = this;
   }
   return *this;
 }
 
 team::~team() {
+  forget(key_, this);
   if (owned_ && comm_ != MPI_COMM_NULL) {
     int fin = 0;
     MPI_Finalized(&fin);
@@ -135,7 +151,32 @@ team team::split(int color, int key) const {
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
   team out(c, true);
   out.key_ = detail::mix(detail::mix(key_, std::uint64_t(std::uint32_t(color))), nth);
+  live_teams[out.key_] = &out;
   return out;
+}
+
+void team::destroy() {
+  detail::require_initialized("team::destroy()");
+  if (this == world_team.get() || this == node_team.get())
+    throw error("accrete::team::destroy: world() and local_team() live until finalize()");
+  if (comm_ == MPI_COMM_NULL) return;  // empty already: nothing to release
+  barrier(*this);
+  forget(key_, this);
+  if (owned_) MPI_Comm_free(&comm_);
+  comm_ = MPI_COMM_NULL;
+  owned_ = false;
+  rank_ = -1;
+  world_ranks_.clear();
+  key_ = 0;
+}
+
+team& team_id::here() const {
+  detail::require_initialized("team_id::here()");
+  auto it = live_teams.find(key_);
+  if (key_ == 0 || it == live_teams.end())
+    throw error("accrete::team_id::here: this process has no live team with that id (not a member, "
+                "destroyed, or not split yet)");
+  return *it->second;
 }
 
 team& world() {
