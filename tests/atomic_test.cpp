@@ -92,6 +92,48 @@ TEST(Atomics, ContendedFetchAddIsExact) {
   if (rank_me() == 0) delete_(ctr);
 }
 
+// Operations are non-blocking: a process may have thousands in flight,
+// completed by one promise or a set of futures, and none is lost or
+// applied twice. (Operations in flight together are not ordered: Open MPI
+// over TCP applies one process's fetch_adds out of issue order.)
+TEST(Atomics, FloodsInFlightAreExact) {
+  constexpr int adds = 20000, fetches = 3000;
+  atomic_domain<std::int64_t> ad;
+  auto sum = shared_cell<std::int64_t>(0);
+  auto ticket = shared_cell<std::int64_t>(0);
+  barrier();
+  promise<> all_added;
+  for (int i = 0; i < adds; ++i) ad.add(sum, std::int64_t(i % 7), all_added);
+  std::vector<future<std::int64_t>> got;
+  got.reserve(fetches);
+  for (int i = 0; i < fetches; ++i) got.push_back(ad.fetch_add(ticket, 1));
+  all_added.finalize().wait();
+  std::vector<std::int64_t> mine(fetches);
+  for (int i = 0; i < fetches; ++i) mine[std::size_t(i)] = got[std::size_t(i)].wait();
+  barrier();
+  std::int64_t per_rank = 0;
+  for (int i = 0; i < adds; ++i) per_rank += i % 7;
+  EXPECT_EQ(ad.load(sum).wait(), per_rank * rank_n());
+  std::vector<std::int64_t> all(rank_me() == 0 ? std::size_t(fetches) * rank_n() : 0);
+  MPI_Gather(mine.data(), fetches, MPI_INT64_T, all.data(), fetches, MPI_INT64_T, 0, world().mpi_comm());
+  if (rank_me() == 0) {
+    std::sort(all.begin(), all.end());
+    for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], std::int64_t(i));
+  }
+  // Once an operation is complete, every later one sees it.
+  if (rank_me() == rank_n() - 1) {
+    promise<> stored;
+    ad.store(sum, -5, stored);
+    stored.finalize().wait();
+    EXPECT_EQ(ad.fetch_add(sum, 1).wait(), -5);
+  }
+  barrier();
+  if (rank_me() == 0) {
+    delete_(sum);
+    delete_(ticket);
+  }
+}
+
 TEST(Atomics, ContendedCompareExchangeLoop) {
   constexpr int per_rank = 500;
   atomic_domain<double> ad;

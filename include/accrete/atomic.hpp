@@ -10,11 +10,16 @@
 // they come from — but not with respect to rput/rget or direct load/store of
 // the same object. compare_exchange on float/double compares bit patterns.
 //
-// Completion: every operation is complete at the target when the call
-// returns (it is flushed), and the returned future is already ready: `wait()`
-// returns at once. The memory_order arguments are accepted for UPC++
-// compatibility; operations are always sequentially consistent with respect
-// to each other.
+// Completion: each call issues its operation and returns; the operation
+// completes at the target during a later internal progress (which flushes
+// every target with outstanding operations once), and the returned future
+// becomes ready, or the promise passed is fulfilled, at the user-level
+// progress after that (any wait() does both). A flood of operations thus
+// costs one MPI call each and a flush per target per progress call, not a
+// flush per operation. Operations in flight together are not ordered with
+// respect to each other (wait for one before issuing one that must see it);
+// once an operation is complete, every later one sees it. The memory_order
+// arguments are accepted for UPC++ compatibility.
 //
 // Progress: no user-level progress is made inside these calls.
 //
@@ -40,6 +45,8 @@
 #include "accrete/error.hpp"
 #include "accrete/future.hpp"
 #include "accrete/global_ptr.hpp"
+#include "accrete/promise.hpp"
+#include "accrete/rma.hpp"
 #include "accrete/team.hpp"
 
 #ifdef ACCRETE_PUBLIC_INCLUDE_ATOMIC
@@ -77,10 +84,9 @@ class atomic_domain {
     live_ = false;
   }
 
-  // Every operation is complete at the target when its call returns, so
-  // the futures are ready at once; the memory order is accepted for UPC++
-  // compatibility and not needed. fetch_X returns the previous value.
-  /// Memory order argument (accepted, not needed: see above).
+  // fetch_X returns the previous value. The memory order is accepted for
+  // UPC++ compatibility (see the header comment).
+  /// Memory order argument (accepted, not needed: see the header comment).
   using order = std::memory_order;
   /// The default order.
   static constexpr order seq = std::memory_order_seq_cst;
@@ -90,17 +96,21 @@ class atomic_domain {
   /// Sets the value at p (store), also returning the previous one (exchange).
   ///@{
   future<> store(global_ptr<T> p, T v, order = seq) { return apply(p, op::replace, v, "store"); }
+  void store(global_ptr<T> p, T v, promise<>& done, order = seq) { apply(p, op::replace, v, done, "store"); }
   future<T> exchange(global_ptr<T> p, T v, order = seq) { return fetch(p, op::replace, v, "exchange"); }
   ///@}
-  /// Adds v.
+  /// Adds v. The promise forms register one anonymous dependency on `done`
+  /// and fulfil it at completion: a flood of them costs no allocation.
   ///@{
   future<T> fetch_add(global_ptr<T> p, T v, order = seq) { return fetch(p, op::add, v, "fetch_add"); }
   future<> add(global_ptr<T> p, T v, order = seq) { return apply(p, op::add, v, "add"); }
+  void add(global_ptr<T> p, T v, promise<>& done, order = seq) { apply(p, op::add, v, done, "add"); }
   ///@}
   /// Subtracts v (wrapping for unsigned T).
   ///@{
   future<T> fetch_sub(global_ptr<T> p, T v, order = seq) { return fetch(p, op::add, negate(v), "fetch_sub"); }
   future<> sub(global_ptr<T> p, T v, order = seq) { return apply(p, op::add, negate(v), "sub"); }
+  void sub(global_ptr<T> p, T v, promise<>& done, order = seq) { apply(p, op::add, negate(v), done, "sub"); }
   ///@}
   /// Sets the value to min(old, v) or max(old, v).
   ///@{
@@ -120,14 +130,25 @@ class atomic_domain {
   future<T> fetch_bit_xor(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
     return fetch(p, op::bxor, v, "fetch_bit_xor");
   }
+  future<> bit_and(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
+    return apply(p, op::band, v, "bit_and");
+  }
+  future<> bit_or(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
+    return apply(p, op::bor, v, "bit_or");
+  }
+  future<> bit_xor(global_ptr<T> p, T v, order = seq) requires std::is_integral_v<T> {
+    return apply(p, op::bxor, v, "bit_xor");
+  }
   ///@}
   /// If the value at p equals `expected`, sets it to `desired`. Returns the
   /// previous value (equal to `expected` exactly when the swap happened).
   future<T> compare_exchange(global_ptr<T> p, T expected, T desired, order = seq) {
     check(p, "compare_exchange");
-    T old{};
-    detail::atomic_compare_swap(p.where(), p.offset(), detail::scalar_type_of<T>(), &expected, &desired, &old);
-    return make_future(old);
+    auto* r = new fetched;
+    future<T> f = r->done.get_future();
+    detail::atomic_compare_swap(p.where(), p.offset(), detail::scalar_type_of<T>(), &expected, &desired, &r->old,
+                                [r] { r->finish(); });
+    return f;
   }
 
   /// The team the domain was made over.
@@ -135,6 +156,16 @@ class atomic_domain {
 
  private:
   using op = detail::atomic_op;
+  // A fetching operation's result: MPI writes `old` at completion, then
+  // finish() hands it to the future and frees this.
+  struct fetched {
+    T old{};
+    promise<T> done{0};
+    void finish() {
+      done.fulfill_result(old);
+      delete this;
+    }
+  };
   static T negate(T v) {
     if constexpr (std::is_unsigned_v<T>)
       return T(T(0) - v);
@@ -151,14 +182,22 @@ class atomic_domain {
   }
   future<T> fetch(global_ptr<T> p, detail::atomic_op o, T v, const char* what) {
     check(p, what);
-    T old{};
-    detail::atomic_fetch_op(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v, &old);
-    return make_future(old);
+    auto* r = new fetched;
+    future<T> f = r->done.get_future();
+    detail::atomic_fetch_op(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v, &r->old, [r] { r->finish(); });
+    return f;
   }
   future<> apply(global_ptr<T> p, detail::atomic_op o, T v, const char* what) {
     check(p, what);
-    detail::atomic_accumulate(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v);
-    return make_future();
+    auto [f, s] = detail::pending_op();
+    detail::atomic_accumulate(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v, s);
+    return f;
+  }
+  void apply(global_ptr<T> p, detail::atomic_op o, T v, promise<>& done, const char* what) {
+    check(p, what);
+    done.require_anonymous(1);
+    detail::atomic_accumulate(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v,
+                              detail::promise_access::state(done));
   }
 
   const team* team_;

@@ -564,10 +564,13 @@ enum class atomic_op : int {
 /// Atomic operations on T in shared segments, over a team (spec: Atomics).
 /// Collective construction; every call names its memory order, as the spec
 /// requires. Using an operation the domain was not created with throws
-/// accrete::error naming it. Operations complete at the target before the
-/// call returns (accrete/atomic.hpp); the futures are ready at once.
+/// accrete::error naming it. Operations are non-blocking: each completes
+/// during later progress (accrete/atomic.hpp), and its completion request
+/// is delivered then.
 template <class T>
 class atomic_domain {
+  using Default = detail::completions<detail::op_future>;
+
  public:
   /// Collective over tm: the operations this domain will perform.
   explicit atomic_domain(std::vector<atomic_op> const& ops, const team& tm = world()) : d_(tm) {
@@ -581,72 +584,134 @@ class atomic_domain {
   /// Collective: releases the domain (spec: before the team is destroyed).
   void destroy() { d_.destroy(); }
 
-  future<T> load(global_ptr<const T> p, std::memory_order order) {
+  // Every operation takes an optional completion request (default: a
+  // future for operation completion); fetching ones deliver their value to
+  // an operation_cx::as_future() future or as_promise(promise<T>&).
+  template <class Cxs = Default>
+  auto load(global_ptr<const T> p, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::load);
-    return d_.load(accrete::reinterpret_pointer_cast<T>(p), order);
+    return detail::deliver(d_.load(accrete::reinterpret_pointer_cast<T>(p), o), cxs);
   }
-  future<> store(global_ptr<T> p, T v, std::memory_order order) { use(atomic_op::store);
-    return d_.store(p, v, order); }
-  future<T> compare_exchange(global_ptr<T> p, T expected, T desired, std::memory_order order) {
+  template <class Cxs = Default>
+  auto store(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::store);
+    return plain(cxs, [&] { return d_.store(p, v, o); }, [&](promise<>& pr) { d_.store(p, v, pr, o); });
+  }
+  template <class Cxs = Default>
+  auto compare_exchange(global_ptr<T> p, T expected, T desired, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::compare_exchange);
-    return d_.compare_exchange(p, expected, desired, order);
+    return detail::deliver(d_.compare_exchange(p, expected, desired, o), cxs);
   }
-  future<> add(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::add);
-    return d_.add(p, v, o); }
-  future<T> fetch_add(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::fetch_add);
-    return d_.fetch_add(p, v, o); }
-  future<> sub(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::sub);
-    return d_.sub(p, v, o); }
-  future<T> fetch_sub(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::fetch_sub);
-    return d_.fetch_sub(p, v, o); }
-  future<> inc(global_ptr<T> p, std::memory_order o) { use(atomic_op::inc);
-    return d_.add(p, T(1), o); }
-  future<T> fetch_inc(global_ptr<T> p, std::memory_order o) { use(atomic_op::fetch_inc);
-    return d_.fetch_add(p, T(1), o); }
-  future<> dec(global_ptr<T> p, std::memory_order o) { use(atomic_op::dec);
-    return d_.sub(p, T(1), o); }
-  future<T> fetch_dec(global_ptr<T> p, std::memory_order o) { use(atomic_op::fetch_dec);
-    return d_.fetch_sub(p, T(1), o); }
-  future<> min(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::min);
-    return d_.min(p, v, o); }
-  future<T> fetch_min(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::fetch_min);
-    return d_.fetch_min(p, v, o); }
-  future<> max(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::max);
-    return d_.max(p, v, o); }
-  future<T> fetch_max(global_ptr<T> p, T v, std::memory_order o) { use(atomic_op::fetch_max);
-    return d_.fetch_max(p, v, o); }
-  template <class U = T>
-  requires std::is_integral_v<U> future<> bit_and(global_ptr<T> p, T v, std::memory_order o) {
+  template <class Cxs = Default>
+  auto add(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::add);
+    return plain(cxs, [&] { return d_.add(p, v, o); }, [&](promise<>& pr) { d_.add(p, v, pr, o); });
+  }
+  template <class Cxs = Default>
+  auto fetch_add(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::fetch_add);
+    return detail::deliver(d_.fetch_add(p, v, o), cxs);
+  }
+  template <class Cxs = Default>
+  auto sub(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::sub);
+    return plain(cxs, [&] { return d_.sub(p, v, o); }, [&](promise<>& pr) { d_.sub(p, v, pr, o); });
+  }
+  template <class Cxs = Default>
+  auto fetch_sub(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::fetch_sub);
+    return detail::deliver(d_.fetch_sub(p, v, o), cxs);
+  }
+  template <class Cxs = Default>
+  auto inc(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::inc);
+    return plain(cxs, [&] { return d_.add(p, T(1), o); }, [&](promise<>& pr) { d_.add(p, T(1), pr, o); });
+  }
+  template <class Cxs = Default>
+  auto fetch_inc(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::fetch_inc);
+    return detail::deliver(d_.fetch_add(p, T(1), o), cxs);
+  }
+  template <class Cxs = Default>
+  auto dec(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::dec);
+    return plain(cxs, [&] { return d_.sub(p, T(1), o); }, [&](promise<>& pr) { d_.sub(p, T(1), pr, o); });
+  }
+  template <class Cxs = Default>
+  auto fetch_dec(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::fetch_dec);
+    return detail::deliver(d_.fetch_sub(p, T(1), o), cxs);
+  }
+  template <class Cxs = Default>
+  auto min(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::min);
+    return detail::deliver(d_.min(p, v, o), cxs);
+  }
+  template <class Cxs = Default>
+  auto fetch_min(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::fetch_min);
+    return detail::deliver(d_.fetch_min(p, v, o), cxs);
+  }
+  template <class Cxs = Default>
+  auto max(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::max);
+    return detail::deliver(d_.max(p, v, o), cxs);
+  }
+  template <class Cxs = Default>
+  auto fetch_max(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::fetch_max);
+    return detail::deliver(d_.fetch_max(p, v, o), cxs);
+  }
+  template <class Cxs = Default, class U = T>
+  requires std::is_integral_v<U>
+  auto bit_and(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::bit_and);
-    return d_.fetch_bit_and(p, v, o).then([](const T&) {});
+    return detail::deliver(d_.bit_and(p, v, o), cxs);
   }
-  template <class U = T>
-  requires std::is_integral_v<U> future<T> fetch_bit_and(global_ptr<T> p, T v, std::memory_order o) {
+  template <class Cxs = Default, class U = T>
+  requires std::is_integral_v<U>
+  auto fetch_bit_and(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::fetch_bit_and);
-    return d_.fetch_bit_and(p, v, o);
+    return detail::deliver(d_.fetch_bit_and(p, v, o), cxs);
   }
-  template <class U = T>
-  requires std::is_integral_v<U> future<> bit_or(global_ptr<T> p, T v, std::memory_order o) {
+  template <class Cxs = Default, class U = T>
+  requires std::is_integral_v<U>
+  auto bit_or(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::bit_or);
-    return d_.fetch_bit_or(p, v, o).then([](const T&) {});
+    return detail::deliver(d_.bit_or(p, v, o), cxs);
   }
-  template <class U = T>
-  requires std::is_integral_v<U> future<T> fetch_bit_or(global_ptr<T> p, T v, std::memory_order o) {
+  template <class Cxs = Default, class U = T>
+  requires std::is_integral_v<U>
+  auto fetch_bit_or(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::fetch_bit_or);
-    return d_.fetch_bit_or(p, v, o);
+    return detail::deliver(d_.fetch_bit_or(p, v, o), cxs);
   }
-  template <class U = T>
-  requires std::is_integral_v<U> future<> bit_xor(global_ptr<T> p, T v, std::memory_order o) {
+  template <class Cxs = Default, class U = T>
+  requires std::is_integral_v<U>
+  auto bit_xor(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::bit_xor);
-    return d_.fetch_bit_xor(p, v, o).then([](const T&) {});
+    return detail::deliver(d_.bit_xor(p, v, o), cxs);
   }
-  template <class U = T>
-  requires std::is_integral_v<U> future<T> fetch_bit_xor(global_ptr<T> p, T v, std::memory_order o) {
+  template <class Cxs = Default, class U = T>
+  requires std::is_integral_v<U>
+  auto fetch_bit_xor(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::fetch_bit_xor);
-    return d_.fetch_bit_xor(p, v, o);
+    return detail::deliver(d_.fetch_bit_xor(p, v, o), cxs);
   }
 
  private:
+  // A non-fetching operation: a lone promise request takes accrete's
+  // counted promise form (no allocation per operation in a flood); any
+  // other request goes through the operation's future.
+  template <class Cxs, class ByFuture, class ByPromise>
+  static auto plain(Cxs& cxs, ByFuture&& by_future, ByPromise&& by_promise) {
+    using C = std::remove_cvref_t<Cxs>;
+    static_assert(detail::get_cx_ok<C>, "upcxx::atomic_domain: takes operation completions only");
+    if constexpr (std::is_same_v<C, detail::completions<detail::op_promise<>>>)
+      by_promise(*std::get<0>(cxs.items).p);
+    else
+      return detail::deliver(by_future(), cxs);
+  }
   static constexpr std::uint32_t bit(atomic_op o) { return std::uint32_t(1) << int(o); }
   static const char* name(atomic_op o) {
     static const char* const names[] = {"load",    "store",     "compare_exchange", "add",       "fetch_add",

@@ -8,6 +8,7 @@
 #include "accrete/detail/internal.hpp"
 #include <cstdint>
 
+#include "accrete/detail/backend.hpp"
 #include "accrete/detail/scalar_type.hpp"
 
 namespace accrete::detail {
@@ -20,14 +21,24 @@ using atomic_op = scalar_op;
 void atomics_acquire();
 void atomics_release();
 
+// Each call issues one MPI atomic and returns: the operation completes at
+// the next flush of its target (internal progress flushes every target
+// with outstanding operations at once, one MPI_Win_flush each). Then `done`
+// runs (at user-level progress), or one dependency of `s` is fulfilled
+// (counted, as for put_remote: a flood completing one promise shares one
+// queue entry). Operands are copied at the call; `result` must stay valid
+// until completion. Operations in flight together are not relied on to be
+// ordered (Open MPI over TCP reorders one origin's MPI_Fetch_and_op).
+
 /// *result = old value at (rank, offset); the target becomes `op(old, *operand)`.
-/// Complete (at the target too) on return.
-void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand, void* result);
-/// The target becomes `op(old, *operand)`. Complete on return.
-void atomic_accumulate(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand);
+void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand, void* result,
+                     completion done);
+/// The target becomes `op(old, *operand)`.
+void atomic_accumulate(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand,
+                       state_base* s);
 /// If the target equals *expected it becomes *desired; *result = old value.
-/// Compares bit patterns. Complete on return.
+/// Compares bit patterns.
 void atomic_compare_swap(int rank, std::uint64_t offset, atomic_type t, const void* expected, const void* desired,
-                         void* result);
+                         void* result, completion done);
 
 }  // namespace accrete::detail

@@ -1,7 +1,9 @@
 // Remote atomics: MPI_Fetch_and_op, MPI_Compare_and_swap and MPI_Accumulate
-// on the window over all segments, each followed by a flush to its target so
-// that the operation is complete (and visible to every later atomic) when
-// the call returns.
+// on the window over all segments, completed by the backend's shared flush
+// (internal progress flushes every target with outstanding operations once),
+// not one flush per operation: a flood of atomics costs one MPI call each
+// plus one flush per target per progress call.
+#include <cstring>
 #include <string>
 
 #include "accrete/detail/backend.hpp"
@@ -43,26 +45,43 @@ void atomics_release() {
   if (users > 0) --users;
 }
 
-void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand, void* result) {
+namespace {
+// A copy of an operand that lives until the operation's flush.
+const void* keep(const void* operand, atomic_type t) {
+  auto& slot = st.atomic_operands.emplace_back();
+  std::memcpy(slot.data(), operand, scalar_bytes(t));
+  return slot.data();
+}
+}  // namespace
+
+void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand, void* result,
+                     completion done) {
+  backend_guard g;
   MPI_Win w = win();
-  ACCRETE_MPI(MPI_Fetch_and_op(operand, result, mpi_type(t), rank, MPI_Aint(offset), mpi_op(op), w));
-  ACCRETE_MPI(MPI_Win_flush(rank, w));
+  ACCRETE_MPI(MPI_Fetch_and_op(keep(operand, t), result, mpi_type(t), rank, MPI_Aint(offset), mpi_op(op), w));
+  await_flush_then(rank, std::move(done));
 }
 
-void atomic_accumulate(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand) {
+void atomic_accumulate(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand,
+                       state_base* s) {
+  backend_guard g;
   MPI_Win w = win();
-  ACCRETE_MPI(MPI_Accumulate(operand, 1, mpi_type(t), rank, MPI_Aint(offset), 1, mpi_type(t), mpi_op(op), w));
-  ACCRETE_MPI(MPI_Win_flush(rank, w));
+  ACCRETE_MPI(
+      MPI_Accumulate(keep(operand, t), 1, mpi_type(t), rank, MPI_Aint(offset), 1, mpi_type(t), mpi_op(op), w));
+  await_flush_counted(rank, s);
 }
 
 void atomic_compare_swap(int rank, std::uint64_t offset, atomic_type t, const void* expected, const void* desired,
-                         void* result) {
+                         void* result, completion done) {
+  backend_guard g;
   MPI_Win w = win();
   // const_cast: SimGrid's SMPI (ACCRETE_SMPI builds) declares the buffers
   // non-const; MPI reads them only.
-  ACCRETE_MPI(MPI_Compare_and_swap(const_cast<void*>(desired), const_cast<void*>(expected), result, cas_type(t), rank,
+  const void* d = keep(desired, t);
+  const void* e = keep(expected, t);
+  ACCRETE_MPI(MPI_Compare_and_swap(const_cast<void*>(d), const_cast<void*>(e), result, cas_type(t), rank,
                                    MPI_Aint(offset), w));
-  ACCRETE_MPI(MPI_Win_flush(rank, w));
+  await_flush_then(rank, std::move(done));
 }
 
 }  // namespace accrete::detail

@@ -39,6 +39,7 @@ bool flush_rma() {
     st.ready_counted.insert(st.ready_counted.end(), st.await_flush_counted.begin(), st.await_flush_counted.end());
   st.await_flush_counted.clear();
   st.flush_targets.clear();
+  st.atomic_operands.clear();
   return true;
 }
 }  // namespace
@@ -135,6 +136,12 @@ void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, co
   st.await_flush.push_back(std::move(done));
 }
 
+void await_flush_then(int rank, completion done) {
+  backend_guard g;
+  note_flush_target(rank);
+  st.await_flush.push_back(std::move(done));
+}
+
 namespace {
 void await_counted(int rank, state_base* s) {
   note_flush_target(rank);
@@ -179,6 +186,11 @@ void run_counted() {
   if (err) std::rethrow_exception(err);
 }
 }  // namespace
+
+void await_flush_counted(int rank, state_base* s) {
+  backend_guard g;
+  await_counted(rank, s);
+}
 
 void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t bytes, state_base* s) {
   backend_guard g;

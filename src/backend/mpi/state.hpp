@@ -3,6 +3,7 @@
 // Included only by src/backend/mpi/*.cpp: the one place that sees MPI types
 // (the rest of accrete speaks through include/accrete/detail/backend.hpp).
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <atomic>
@@ -73,6 +74,10 @@ struct state_t {
     std::intptr_t n;
   };
   std::vector<counted> await_flush_counted, ready_counted, spare_counted;
+  // Operands of atomics issued and not yet flushed: MPI may read an origin
+  // buffer until the operation completes. Stable addresses (a deque);
+  // emptied by every flush.
+  std::deque<std::array<std::byte, 16>> atomic_operands;
   // active messages
   std::vector<pending_send> sends;
   std::vector<std::size_t> inflight;
@@ -178,6 +183,13 @@ std::vector<void*> shared_bases(MPI_Win w, void* mine);
 void close_live_blocks();
 // progress.cpp
 void note_flush_target(int rank);
+/// An operation on `rank`'s part of the world window was issued: complete
+/// it at the next flush by running `done` (at user-level progress) or by
+/// fulfilling one dependency of `s`.
+///@{
+void await_flush_then(int rank, completion done);
+void await_flush_counted(int rank, state_base* s);
+///@}
 /// track_request for a collective's request, watched under
 /// ACCRETE_COLLECTIVE_TIMEOUT.
 void track_collective(MPI_Request r, completion done, const collective_ticket& t);
