@@ -121,6 +121,7 @@ TEST(Atomics, FloodsInFlightAreExact) {
     for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], std::int64_t(i));
   }
   // Once an operation is complete, every later one sees it.
+  barrier();  // every process has read the sum
   if (rank_me() == rank_n() - 1) {
     promise<> stored;
     ad.store(sum, -5, stored);
