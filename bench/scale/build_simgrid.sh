@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds SimGrid (SMPI only: no Python, Java, model checker or docs) from
 # its PyPI source distribution into a prefix, for bench/scale/run_smpi.sh
-# (SIMGRID_PREFIX=...). Why not Debian 12's 3.32: README.md, "Session 18".
+# (SIMGRID_PREFIX=...). Why not Debian 12's 3.32: README.md, "Design notes".
 #
 #   bench/scale/build_simgrid.sh [PREFIX] [VERSION]     # default /opt/simgrid-4.1, 4.1
 #

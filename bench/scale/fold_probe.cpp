@@ -1,5 +1,6 @@
 // What SMPI charges for the same compute burst when P simulated processes
-// are folded onto one host core (bench/scale/README.md, "Session 20").
+// are folded onto one host core (bench/scale/README.md, "What SMPI charges a
+// short burst").
 //
 // Every process repeats R times: add a fixed 16 KiB block into a private
 // 256 KiB array at a varying offset (a short, memory-bound burst like one

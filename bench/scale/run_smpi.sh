@@ -10,7 +10,7 @@
 # SimGrid built by bench/scale/build_simgrid.sh: set SIMGRID_PREFIX to its
 # prefix (and BUILD_DIR to a directory of its own). Debian 12's SimGrid 3.32
 # spends most of a run at P >= 512 in its own bookkeeping (README.md,
-# "Session 18"); 4.1 does not.
+# "Design notes"); 4.1 does not.
 # Environment: BUILD_DIR (build/smpi), PER_NODE (24 processes per simulated
 # node, as on Edison), HOST_SPEED (19.2Gf: this machine's core, taken as
 # fast as an Edison core), PROBE_COST (1e-6 s per MPI_Iprobe/MPI_Test, see
