@@ -1,6 +1,7 @@
 #include "accrete/runtime.hpp"
 
 #include <sched.h>
+#include <stdexcept>
 #include <time.h>
 
 #include "accrete/detail/backend.hpp"
@@ -44,6 +45,12 @@ int rank_n() {
 }
 
 void progress() { detail::user_progress(); }
+
+void run_at_progress(std::function<void()> f) {
+  detail::require_initialized("run_at_progress()");
+  if (!f) throw std::invalid_argument("accrete::run_at_progress: empty function");
+  detail::defer(std::move(f));
+}
 
 bool progress_required() {
   detail::require_initialized("progress_required()");

@@ -436,3 +436,58 @@ TEST(Upcxx, DischargeCompletesOutgoingTransfers) {
   upcxx::barrier();
   upcxx::delete_array(all[std::size_t(upcxx::rank_me())]);
 }
+
+// Personas in SEQ mode: lpc runs in user-level progress, never inside the
+// call; as_lpc and deferred completions likewise.
+TEST(Upcxx, LpcAndDeferredCompletions) {
+  int ran = 0;
+  upcxx::future<int> f = upcxx::current_persona().lpc([&ran] { return ++ran * 10; });
+  upcxx::master_persona().lpc_ff([&ran] { ran += 100; });
+  EXPECT_EQ(ran, 0);  // not before progress
+  EXPECT_EQ(f.wait(), 10);
+  upcxx::progress();
+  EXPECT_EQ(ran, 101);
+  upcxx::future<int> nested = upcxx::master_persona().lpc([] { return upcxx::make_future(7); });
+  EXPECT_EQ(nested.wait(), 7);
+  {
+    upcxx::persona_scope scope(upcxx::master_persona());
+    EXPECT_TRUE(upcxx::current_persona().active_with_caller());
+  }
+
+  // A put to myself finishes inside the call: the eager future is ready at
+  // once, the deferred one only after progress, and the lpc runs then too.
+  upcxx::global_ptr<int> mine = upcxx::new_<int>(0);
+  int lpc_seen = -1;
+  auto [eager, deferred] = upcxx::rput(5, mine, upcxx::operation_cx::as_future() | upcxx::operation_cx::as_defer_future());
+  EXPECT_TRUE(eager.is_ready());
+  EXPECT_FALSE(deferred.is_ready());
+  upcxx::rput(6, mine, upcxx::operation_cx::as_lpc(upcxx::current_persona(), [&lpc_seen, mine] { lpc_seen = *mine.local(); }));
+  EXPECT_EQ(lpc_seen, -1);
+  deferred.wait();
+  upcxx::progress();
+  EXPECT_EQ(lpc_seen, 6);
+  int got = 0;
+  upcxx::rget(mine, upcxx::operation_cx::as_lpc(upcxx::current_persona(), [&got](int v) { got = v; }));
+  while (got == 0) upcxx::progress();
+  EXPECT_EQ(got, 6);
+  upcxx::delete_(mine);
+}
+
+// rpc and rpc_ff with completion requests.
+TEST(Upcxx, RpcWithCompletions) {
+  upcxx::promise<int> p;
+  upcxx::rpc(right(), upcxx::operation_cx::as_promise(p), [](int x) { return x + 1; }, upcxx::rank_me());
+  EXPECT_EQ(p.finalize().wait(), upcxx::rank_me() + 1);
+  auto [src, op] = upcxx::rpc(left(), upcxx::source_cx::as_future() | upcxx::operation_cx::as_future(),
+                              [](std::string s) { return s.size(); }, std::string("four"));
+  EXPECT_EQ(op.wait(), 4u);
+  EXPECT_TRUE(src.is_ready());
+  static int pinged = 0;
+  pinged = 0;
+  upcxx::barrier();
+  upcxx::future<> sent = upcxx::rpc_ff(right(), upcxx::source_cx::as_future(), [] { ++pinged; });
+  EXPECT_TRUE(sent.is_ready());
+  while (pinged == 0) upcxx::progress();
+  EXPECT_EQ(pinged, 1);
+  upcxx::barrier();
+}

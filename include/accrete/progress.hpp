@@ -6,6 +6,8 @@
 //  - User-level progress, progress() and every wait(), also runs completion
 //    callbacks (future::then) and incoming remote procedures.
 
+#include <functional>
+
 namespace accrete {
 
 /// User-level progress: polls outstanding MPI operations and incoming
@@ -24,6 +26,12 @@ enum class progress_level {
 /// progress() for progress_level::user; for internal, polls the network
 /// without running any user code (no RPC bodies, no callbacks).
 void progress(progress_level level);
+
+/// Queues f to run in this process's next user-level progress (progress()
+/// or any wait()), on the thread that drives the runtime, after the
+/// completions already queued: UPC++'s lpc on the master persona. f may
+/// communicate; an exception from f propagates out of that progress call.
+void run_at_progress(std::function<void()> f);
 
 /// Whether this process has issued communication that still needs its
 /// own internal progress to complete (remote puts and gets not yet

@@ -236,6 +236,99 @@ inline void progress(progress_level level = progress_level::user) { accrete::pro
 using accrete::discharge;
 using accrete::progress_required;
 
+// ---- Personas (SEQ thread mode) ------------------------------------------------------
+
+/// An agent that runs callbacks (spec: Personas). In the SEQ thread mode
+/// every persona is held by the thread that called init(), and lpc(f) runs
+/// f in that thread's next user-level progress.
+class persona {
+ public:
+  persona() = default;
+  persona(const persona&) = delete;
+  persona& operator=(const persona&) = delete;
+  /// Whether the calling thread holds this persona (SEQ: the driving thread
+  /// holds them all).
+  bool active_with_caller() const noexcept { return true; }
+  /// Runs f() during the holder's next user-level progress; the future
+  /// gets f's result (a future result is flattened).
+  template <class F>
+  auto lpc(F&& f) {
+    using R = std::invoke_result_t<std::decay_t<F>&>;
+    auto g = std::make_shared<std::decay_t<F>>(std::forward<F>(f));
+    if constexpr (accrete::detail::is_future_v<R>) {
+      auto pr = std::make_shared<promise<>>();
+      auto out = std::make_shared<R>();
+      accrete::run_at_progress([pr, out, g] {
+        *out = (*g)();
+        pr->require_anonymous(1);
+        out->then([pr](const auto&...) { pr->fulfill_anonymous(1); });
+        pr->finalize();
+      });
+      return pr->get_future().then([out] { return *out; });
+    } else if constexpr (std::is_void_v<R>) {
+      auto pr = std::make_shared<promise<>>();
+      accrete::run_at_progress([pr, g] {
+        (*g)();
+        pr->finalize();
+      });
+      return pr->get_future();
+    } else {
+      auto pr = std::make_shared<promise<R>>();
+      accrete::run_at_progress([pr, g] {
+        pr->fulfill_result((*g)());
+        pr->finalize();
+      });
+      return pr->get_future();
+    }
+  }
+  /// Runs f() during the holder's next user-level progress; no completion.
+  template <class F>
+  void lpc_ff(F&& f) {
+    accrete::run_at_progress([g = std::make_shared<std::decay_t<F>>(std::forward<F>(f))] { (*g)(); });
+  }
+};
+
+namespace detail {
+inline persona& the_master() {
+  static persona p;
+  return p;
+}
+inline persona& the_default() {
+  static persona p;
+  return p;
+}
+}  // namespace detail
+
+/// The persona of the thread that called init(), its own default persona,
+/// and the one on top of the calling thread's stack (spec: Personas).
+///@{
+inline persona& master_persona() { return detail::the_master(); }
+inline persona& default_persona() { return detail::the_default(); }
+inline persona& current_persona() { return detail::the_master(); }
+///@}
+
+/// Pushes a persona for the scope (SEQ: every persona is already the
+/// driving thread's, so this only checks its argument's use).
+class persona_scope {
+ public:
+  explicit persona_scope(persona&) {}
+  template <class Mutex>
+  persona_scope(Mutex& m, persona&) : unlock_([&m] { m.unlock(); }) {
+    m.lock();
+  }
+  persona_scope(const persona_scope&) = delete;
+  persona_scope& operator=(const persona_scope&) = delete;
+  ~persona_scope() {
+    if (unlock_) unlock_();
+  }
+
+ private:
+  std::function<void()> unlock_;
+};
+
+/// SEQ: the master persona stays with the driving thread; nothing to do.
+inline void liberate_master_persona() {}
+
 // ---- Completion -----------------------------------------------------------------------
 
 namespace detail {
@@ -251,6 +344,21 @@ struct src_promise {
 };
 struct src_blocking {};
 struct src_buffered {};
+// A callback run on a persona at user-level progress after the event;
+// Src: a source event (the callback takes no arguments).
+template <class Fn, bool Src>
+struct lpc_cx {
+  static constexpr bool source = Src;
+  persona* who;
+  Fn fn;
+};
+// Future or promise notification delivered at the next user-level
+// progress even when the operation finished inside the call.
+struct op_defer_future {};
+template <class... T>
+struct op_defer_promise {
+  promise<T...>* p;
+};
 struct remote_rpc {
   accrete::remote_cx::rpc_cx cx;
 };
@@ -280,12 +388,36 @@ inline constexpr bool is_instance<X, X<A...>> = true;
 
 /// Operation completion: the transfer is complete (spec: Completion).
 namespace operation_cx {
-/// Report through a returned future.
+/// Report through a returned future (eager: ready at return when the
+/// operation finished inside the call).
 inline detail::completions<detail::op_future> as_future() { return {}; }
 /// Report by fulfilling p (registers one anonymous dependency at once).
 template <class... T>
 detail::completions<detail::op_promise<T...>> as_promise(promise<T...>& p) {
   return {{detail::op_promise<T...>{&p}}};
+}
+/// The eager forms, named (the same as as_future and as_promise).
+///@{
+inline detail::completions<detail::op_future> as_eager_future() { return {}; }
+template <class... T>
+detail::completions<detail::op_promise<T...>> as_eager_promise(promise<T...>& p) {
+  return {{detail::op_promise<T...>{&p}}};
+}
+///@}
+/// Deferred: notified no earlier than the next user-level progress, even
+/// when the operation finished inside the call.
+///@{
+inline detail::completions<detail::op_defer_future> as_defer_future() { return {}; }
+template <class... T>
+detail::completions<detail::op_defer_promise<T...>> as_defer_promise(promise<T...>& p) {
+  return {{detail::op_defer_promise<T...>{&p}}};
+}
+///@}
+/// Run f(values...) on persona `who` during its user-level progress after
+/// the operation completes (values: an rget's value; none for a put).
+template <class F>
+detail::completions<detail::lpc_cx<std::decay_t<F>, false>> as_lpc(persona& who, F&& f) {
+  return {{detail::lpc_cx<std::decay_t<F>, false>{&who, std::forward<F>(f)}}};
 }
 }  // namespace operation_cx
 
@@ -303,6 +435,12 @@ detail::completions<detail::src_promise<T...>> as_promise(promise<T...>& p) {
 inline detail::completions<detail::src_blocking> as_blocking() { return {}; }
 /// The call copies the source first, so it may be reused when the call returns.
 inline detail::completions<detail::src_buffered> as_buffered() { return {}; }
+/// Run f() on persona `who` during its user-level progress once the source
+/// may be reused.
+template <class F>
+detail::completions<detail::lpc_cx<std::decay_t<F>, true>> as_lpc(persona& who, F&& f) {
+  return {{detail::lpc_cx<std::decay_t<F>, true>{&who, std::forward<F>(f)}}};
+}
 }  // namespace source_cx
 
 /// Remote completion: run f(args...) at the target once the data is there,
@@ -344,6 +482,24 @@ void fulfill_when(const Done& done, promise<P...>* p) {
   }
 }
 
+template <class X>
+inline constexpr bool is_lpc = false;
+template <class Fn, bool Src>
+inline constexpr bool is_lpc<lpc_cx<Fn, Src>> = true;
+
+// A future of these values that becomes ready at the next user-level
+// progress, not before.
+template <class... V>
+future<std::decay_t<V>...> deferred(const V&... v) {
+  auto pr = std::make_shared<promise<std::decay_t<V>...>>();
+  auto f = pr->get_future();
+  accrete::run_at_progress([pr, v...] {
+    if constexpr (sizeof...(V) > 0) pr->fulfill_result(v...);
+    pr->finalize();
+  });
+  return f;
+}
+
 // Delivers every request of cxs for an operation whose completion is
 // `done` (future<> or future<T>) and returns what the call returns.
 template <class Done, class... C>
@@ -357,6 +513,20 @@ auto deliver(const Done& done, completions<C...>& cxs) {
     else if constexpr (is_instance<op_promise, X> || is_instance<src_promise, X>) {
       fulfill_when(done, c.p);
       return std::tuple<>();
+    } else if constexpr (std::is_same_v<X, op_defer_future>) {
+      return std::tuple<Done>(done.then([](const auto&... v) { return deferred(v...); }));
+    } else if constexpr (is_instance<op_defer_promise, X>) {
+      fulfill_when(done.then([](const auto&... v) { return deferred(v...); }), c.p);
+      return std::tuple<>();
+    } else if constexpr (is_lpc<X>) {
+      persona* who = c.who;
+      done.then([who, fn = std::move(c.fn)](const auto&... v) mutable {
+        if constexpr (X::source)
+          who->lpc_ff(std::move(fn));
+        else
+          who->lpc_ff([fn = std::move(fn), v...]() mutable { fn(v...); });
+      });
+      return std::tuple<>();
     } else {
       if constexpr (std::is_same_v<X, src_blocking>) done.wait();
       return std::tuple<>();
@@ -368,9 +538,20 @@ auto deliver(const Done& done, completions<C...>& cxs) {
 // rget and copy take operation completions only.
 template <class Cxs>
 inline constexpr bool get_cx_ok = false;
+template <class X>
+inline constexpr bool is_op_lpc = false;
+template <class Fn>
+inline constexpr bool is_op_lpc<lpc_cx<Fn, false>> = true;
+template <class Cxs>
+inline constexpr bool has_op_cx = false;
+template <class... C>
+inline constexpr bool has_op_cx<completions<C...>> =
+    ((std::is_same_v<C, op_future> || is_instance<op_promise, C> || std::is_same_v<C, op_defer_future> ||
+      is_instance<op_defer_promise, C> || is_op_lpc<C>) || ...);
 template <class... C>
 inline constexpr bool get_cx_ok<completions<C...>> =
-    ((std::is_same_v<C, op_future> || is_instance<op_promise, C>)&&...);
+    ((std::is_same_v<C, op_future> || is_instance<op_promise, C> || std::is_same_v<C, op_defer_future> ||
+      is_instance<op_defer_promise, C> || is_op_lpc<C>)&&...);
 
 template <class... C>
 void check_put_cx() {
@@ -479,6 +660,28 @@ using accrete::make_view;
 using accrete::rpc;
 using accrete::rpc_ff;
 using accrete::view;
+
+/// rpc with completion requests (spec: Remote Procedure Call): operation
+/// completion is the arrival of f's result (operation_cx::as_future gives
+/// the future<R> plain rpc returns; as_promise(promise<R>&) receives R);
+/// source completion is immediate, the arguments being serialized at the
+/// call.
+template <class Cxs, class F, class... Args>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rpc(intrank_t recipient, Cxs&& cxs, F&& f, Args&&... args) {
+  auto done = accrete::rpc(recipient, std::forward<F>(f), std::forward<Args>(args)...);
+  return detail::deliver(done, cxs);
+}
+
+/// rpc_ff with source completion requests (immediate: the arguments are
+/// serialized at the call); rpc_ff has no operation completion.
+template <class Cxs, class F, class... Args>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rpc_ff(intrank_t recipient, Cxs&& cxs, F&& f, Args&&... args) {
+  static_assert(!detail::has_op_cx<std::remove_cvref_t<Cxs>>, "upcxx::rpc_ff: takes source completions only");
+  accrete::rpc_ff(recipient, std::forward<F>(f), std::forward<Args>(args)...);
+  return detail::deliver(accrete::make_future(), cxs);
+}
 
 /// The UPC++ serialization protocol (spec: Serialization): specialize
 ///

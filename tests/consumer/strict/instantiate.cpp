@@ -46,4 +46,11 @@ void upcxx_instantiations(upcxx::global_ptr<int> g, const int* src, int* dst) {
   p.finalize().wait();
   v.finalize().wait();
   upcxx::say() << upcxx::rank_me();
+  upcxx::current_persona().lpc([] { return 1; }).wait();
+  upcxx::master_persona().lpc_ff([] {});
+  upcxx::rput(1, g, upcxx::operation_cx::as_defer_future() | upcxx::operation_cx::as_lpc(upcxx::master_persona(), [] {}))
+      .wait();
+  upcxx::rget(g, upcxx::operation_cx::as_lpc(upcxx::master_persona(), [](int) {}));
+  upcxx::rpc(0, upcxx::operation_cx::as_future(), [](int x) { return x; }, 1).wait();
+  upcxx::rpc_ff(0, upcxx::source_cx::as_future(), [] {}).wait();
 }
