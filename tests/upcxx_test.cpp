@@ -491,3 +491,31 @@ TEST(Upcxx, RpcWithCompletions) {
   EXPECT_EQ(pinged, 1);
   upcxx::barrier();
 }
+
+// team::create from explicit lists: the first and second halves of the
+// world, each in reverse order; a bad list fails on every member.
+TEST(Upcxx, TeamCreateFromLists) {
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  const int half = n / 2;
+  std::vector<int> mine;
+  if (me < half)
+    for (int r = half - 1; r >= 0; --r) mine.push_back(r);
+  else
+    for (int r = n - 1; r >= half; --r) mine.push_back(r);
+  upcxx::team t = upcxx::world().create(mine);
+  ASSERT_EQ(t.rank_n(), int(mine.size()));
+  for (int i = 0; i < t.rank_n(); ++i) EXPECT_EQ(t[i], mine[std::size_t(i)]);
+  EXPECT_EQ(upcxx::reduce_all(me, upcxx::op_fast_add, t).wait(),
+            (mine.front() + mine.back()) * int(mine.size()) / 2);
+  t.destroy();
+  // Rank 0 lists a rank twice: it gets invalid_argument, everyone else an
+  // error naming no list of theirs, and nobody waits.
+  std::vector<int> all;
+  for (int r = 0; r < n; ++r) all.push_back(r);
+  if (me == 0) all.push_back(0);
+  if (me == 0)
+    EXPECT_THROW(upcxx::world().create(all), std::invalid_argument);
+  else
+    EXPECT_THROW(upcxx::world().create(all), accrete::error);
+  upcxx::barrier();
+}

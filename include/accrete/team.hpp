@@ -64,6 +64,19 @@ class team {
   int from_world(int world_rank) const;
   /// Collective over this team: like MPI_Comm_split.
   team split(int color, int key) const;
+  /// Collective over this team: a new team of the members whose ranks in
+  /// this team the caller lists, in that order (UPC++'s team::create).
+  /// Members of one new team pass the same list; the lists of different new
+  /// teams must not overlap; a process in no new team passes an empty list
+  /// and gets an empty team. A rank out of range, a repeated rank, or a
+  /// non-empty list without the caller's own rank throws std::invalid_argument
+  /// on the caller and accrete::error on the other members (nobody waits).
+  template <class Container>
+  team create(const Container& team_ranks) const {
+    std::vector<int> v;
+    for (const auto& r : team_ranks) v.push_back(int(r));
+    return create_from(v);
+  }
   /// The team's communicator (owned by the team; do not free it).
   MPI_Comm mpi_comm() const;
   /// This team's name on every member (see team_id).
@@ -75,6 +88,8 @@ class team {
 
   /// Internal: wraps an existing communicator.
   team(MPI_Comm comm, bool owned);
+  /// Internal: create() over a plain list.
+  team create_from(const std::vector<int>& team_ranks) const;
 
  private:
   friend struct detail::team_access;

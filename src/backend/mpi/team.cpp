@@ -1,5 +1,6 @@
 #include "accrete/team.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -153,6 +154,33 @@ team team::split(int color, int key) const {
   out.key_ = detail::mix(detail::mix(key_, std::uint64_t(std::uint32_t(color))), nth);
   live_teams[out.key_] = &out;
   return out;
+}
+
+team team::create_from(const std::vector<int>& ranks) const {
+  detail::require_initialized("team::create()");
+  const int me = rank_me(), n = rank_n();
+  std::string bad;
+  int key = -1;
+  std::vector<char> seen(std::size_t(n), 0);
+  for (std::size_t i = 0; i < ranks.size() && bad.empty(); ++i) {
+    const int r = ranks[i];
+    if (r < 0 || r >= n)
+      bad = "rank " + std::to_string(r) + " (entry " + std::to_string(i) + ") is outside [0, " + std::to_string(n) + ")";
+    else if (seen[std::size_t(r)]++)
+      bad = "rank " + std::to_string(r) + " is listed twice";
+    else if (r == me)
+      key = int(i);
+  }
+  if (bad.empty() && !ranks.empty() && key < 0)
+    bad = "the caller's own rank " + std::to_string(me) + " is not in the list it passed";
+  // Every member learns whether any list was bad before anyone splits, so
+  // a bad list fails everywhere instead of leaving the others waiting.
+  int mine_bad = bad.empty() ? 0 : 1, any_bad = 0;
+  ACCRETE_MPI(MPI_Allreduce(&mine_bad, &any_bad, 1, MPI_INT, MPI_MAX, comm_));
+  if (!bad.empty()) throw std::invalid_argument("accrete::team::create: " + bad);
+  if (any_bad) throw error("accrete::team::create: another member passed a bad list (it says which)");
+  const int color = ranks.empty() ? MPI_UNDEFINED : *std::min_element(ranks.begin(), ranks.end());
+  return split(color, key < 0 ? 0 : key);
 }
 
 void team::destroy() {
