@@ -322,6 +322,16 @@ struct tagged_particle : particle {
 };
 }  // namespace
 
+// A derived class that names its base among its fields.
+struct charged_particle : particle {
+  charged_particle() = default;
+  charged_particle(particle p, int q) : particle(std::move(p)), charge(q) {}
+  int charge = 0;
+  bool operator==(const charged_particle&) const = default;
+  ACCRETE_SERIALIZED_FIELDS(ACCRETE_SERIALIZED_BASE(particle), charge)
+};
+
+static_assert(is_serializable_v<charged_particle>);
 static_assert(is_serializable_v<particle>);
 static_assert(is_serializable_v<interval>);
 static_assert(!is_serializable_v<no_wire>);
@@ -332,6 +342,8 @@ TEST(Serialization, ClassesNameTheirFieldsOrValues) {
   particle p("electron", {0.25, -1.0, 3.5});
   EXPECT_EQ(round_trip(p), p);
   EXPECT_EQ(round_trip(std::vector<particle>{p, particle{}, p}), (std::vector<particle>{p, particle{}, p}));
+  charged_particle c(p, -1);
+  EXPECT_EQ(round_trip(c), c);
   interval i(1.5, 0.25);
   interval j = round_trip(i);
   EXPECT_EQ(j.lo(), 1.5);

@@ -590,6 +590,24 @@ concept names_values = requires(const T& x) {
   auto accrete_fields_owner_() const->::std::remove_cvref_t<decltype(*this)>*;          \
   friend struct ::accrete::detail::serialized_members;
 
+/// Inside ACCRETE_SERIALIZED_FIELDS(...): the base class B's part of the
+/// object, serialized by B's own rule, as one of the fields.
+#define ACCRETE_SERIALIZED_BASE(B) ::accrete::detail::base_part<B>(*this)
+
+namespace detail {
+/// The base-class part of a derived object (ACCRETE_SERIALIZED_BASE).
+///@{
+template <class B, class D>
+const B& base_part(const D& d) {
+  return static_cast<const B&>(d);
+}
+template <class B, class D>
+B& base_part(D& d) {
+  return static_cast<B&>(d);
+}
+///@}
+}  // namespace detail
+
 /// Inside a class definition: serialize the object as the values of these
 /// expressions (evaluated on the const object; they may use private
 /// members), and read it back by calling the public constructor that takes

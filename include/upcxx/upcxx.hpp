@@ -972,6 +972,7 @@ class say {
 #define UPCXX_SERIALIZED_FIELDS(...) ACCRETE_SERIALIZED_FIELDS(__VA_ARGS__)
 #define UPCXX_SERIALIZED_VALUES(...) ACCRETE_SERIALIZED_VALUES(__VA_ARGS__)
 #define UPCXX_SERIALIZED_DELETE() ACCRETE_SERIALIZED_DELETE()
+#define UPCXX_SERIALIZED_BASE(B) ACCRETE_SERIALIZED_BASE(B)
 ///@}
 
 /// A upcxx::serialization<T> specialization is how accrete serializes T.
