@@ -132,7 +132,8 @@ TEST(ExtendAdd, AllVariantsMatchSerialReference) {
     pb.run_local();
     EXPECT_EQ(sum_all(mismatches(pb, pb.local_parents(), ref)), 0) << "single-process fronts";
 
-    for (auto v : {ea::variant::rpc, ea::variant::alltoallv, ea::variant::p2p, ea::variant::put, ea::variant::rpc}) {
+    for (auto v : {ea::variant::rpc, ea::variant::alltoallv, ea::variant::p2p, ea::variant::put, ea::variant::rpc,
+                   ea::variant::upcxx_rpc}) {
       pb.reset(pb.dist_parents());
       pb.prepare(v);
       accrete::barrier();

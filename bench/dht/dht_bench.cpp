@@ -2,7 +2,7 @@
 //
 // Each process inserts N keys (8-byte keys, values of 8 B, 512 B, 8 KiB),
 // then finds them all, blocking on every operation (latency-bound), and
-// verifies every value. Three tables in one run:
+// verifies every value. Five tables in one run:
 //   mpi  plain MPI baseline: request/reply messages on a duplicated
 //        communicator, served by a polling loop (MPI_Iprobe + MPI_Recv,
 //        replies by MPI_Isend) that yields the CPU when idle, as accrete's
@@ -10,13 +10,16 @@
 //   rpc  accrete dht_rpc (insert = one RPC with a view of the value);
 //   lz   accrete dht_lz (RPC allocates a landing zone, rput + remote
 //        completion commits; the insert phase includes the final quiesce()).
+//   upcxx_rpc, upcxx_lz
+//        the same two designs written against <upcxx/upcxx.hpp>
+//        (dht_upcxx.hpp), as a UPC++ program writes them.
 // Every operation goes through the table, also for keys the caller owns.
 // Reports operations per second per process (N / slowest process's phase
 // time), median over repetitions, as a table and as JSON.
 //
 //   NP=2 ./x bench dht [--reps 3] [--n8 50000] [--n512 20000] [--n8k 5000]
 //                      [--sizes 8,512,8192] [--json FILE]
-//                      [--tables mpi,rpc,lz]
+//                      [--tables mpi,rpc,lz,upcxx_rpc,upcxx_lz]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -32,6 +35,7 @@
 
 #include "harness.hpp"
 #include "dht.hpp"
+#include "dht_upcxx.hpp"
 
 using bench::median;
 using bench::now;
@@ -265,7 +269,7 @@ int main(int argc, char** argv) {
   int reps = 3;
   std::size_t n8 = 50000, n512 = 20000, n8k = 5000;
   std::vector<std::size_t> sizes = {8, 512, 8192};
-  std::string json_path, tables = "mpi,rpc,lz";
+  std::string json_path, tables = "mpi,rpc,lz,upcxx_rpc,upcxx_lz";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -315,7 +319,11 @@ int main(int argc, char** argv) {
   mpi_table base;
   dht::dht_rpc trpc;
   dht::dht_lz tlz;
-  const char* variants[] = {"mpi", "rpc", "lz"};
+  dht_upcxx::table_rpc urpc;
+  dht_upcxx::table_lz ulz;
+  const std::vector<std::string> variants = {"mpi", "rpc", "lz", "upcxx_rpc", "upcxx_lz"};
+  const std::size_t nv = variants.size();
+  auto wanted = [&](const std::string& v) { return ("," + tables + ",").find("," + v + ",") != std::string::npos; };
 
   struct result {
     std::string variant;
@@ -329,12 +337,14 @@ int main(int argc, char** argv) {
     std::size_t n = bytes <= 8 ? n8 : bytes <= 512 ? n512 : n8k;
     workload w = make_workload(bytes, n, me);
     std::size_t first = results.size();
-    for (const char* v : variants) results.push_back({v, bytes, n, {}, {}});
+    for (const auto& v : variants) results.push_back({v, bytes, n, {}, {}});
     for (int rep = 0; rep < reps; ++rep) {
-      for (int vi = 0; vi < 3; ++vi) {
-        if (tables.find(variants[vi]) == std::string::npos) {
-          results[first + std::size_t(vi)].ins.push_back(0);
-          results[first + std::size_t(vi)].fnd.push_back(0);
+      for (std::size_t j = 0; j < nv; ++j) {
+        // Order rotated per repetition, so drifting load hits every table alike.
+        const std::size_t vi = (j + std::size_t(rep)) % nv;
+        if (!wanted(variants[vi])) {
+          results[first + vi].ins.push_back(0);
+          results[first + vi].fnd.push_back(0);
           continue;
         }
         phase_times t;
@@ -350,18 +360,28 @@ int main(int argc, char** argv) {
               w, [&](std::uint64_t k, const char* p, std::size_t b) { trpc.insert(k, p, b).wait(); },
               [&](std::uint64_t k) { return trpc.find(k).wait(); }, [] {}, [] {});
           trpc.clear_local();
-        } else {
+        } else if (vi == 2) {
           t = run_phases(
               w, [&](std::uint64_t k, const char* p, std::size_t b) { tlz.insert(k, p, b).wait(); },
               [&](std::uint64_t k) { return tlz.find(k).wait(); }, [&] { tlz.quiesce(); }, [] {});
           tlz.clear_local();
+        } else if (vi == 3) {
+          t = run_phases(
+              w, [&](std::uint64_t k, const char* p, std::size_t b) { urpc.insert(k, p, b).wait(); },
+              [&](std::uint64_t k) { return urpc.find(k).wait(); }, [] {}, [] {});
+          urpc.clear_local();
+        } else {
+          t = run_phases(
+              w, [&](std::uint64_t k, const char* p, std::size_t b) { ulz.insert(k, p, b).wait(); },
+              [&](std::uint64_t k) { return ulz.find(k).wait(); }, [&] { ulz.quiesce(); }, [] {});
+          ulz.clear_local();
         }
         accrete::barrier();
         double ti = accrete::reduce_all(t.insert, accrete::op_fast_max).wait();
         double tf = accrete::reduce_all(t.find, accrete::op_fast_max).wait();
         total_bad += accrete::reduce_all(t.bad, accrete::op_fast_add).wait();
-        results[first + std::size_t(vi)].ins.push_back(double(n) / ti);
-        results[first + std::size_t(vi)].fnd.push_back(double(n) / tf);
+        results[first + vi].ins.push_back(double(n) / ti);
+        results[first + vi].fnd.push_back(double(n) / tf);
       }
     }
   }
@@ -371,15 +391,31 @@ int main(int argc, char** argv) {
     std::printf("DHT, %s, P = %d (%s), node size %s, median of %d reps, ops/s per process (load avg %.1f -> %.1f)\n",
                 mpi.c_str(), P, node_local_all ? "all node-local" : "some remote", ns ? ns : "real", reps, load_before,
                 load_after);
-    std::printf("%-8s %-6s %8s %14s %14s %10s %10s\n", "value", "table", "N", "inserts/s", "finds/s", "ins/mpi",
-                "find/mpi");
+    // upcxx-x: the UPC++-written table's time over the native one's for
+    // the same phase (> 1: the UPC++ layer is slower).
+    std::printf("%-8s %-10s %8s %14s %14s %10s %10s %9s %9s\n", "value", "table", "N", "inserts/s", "finds/s",
+                "ins/mpi", "find/mpi", "ins-upx", "find-upx");
+    std::vector<double> slowdowns;
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
-      const auto& b = results[i - i % 3];
+      const auto& b = results[i - i % nv];
       double mi = median(r.ins), mf = median(r.fnd);
-      std::printf("%-8zu %-6s %8zu %14.0f %14.0f %10.2f %10.2f\n", r.bytes, r.variant.c_str(), r.n, mi, mf,
+      std::printf("%-8zu %-10s %8zu %14.0f %14.0f %10.2f %10.2f", r.bytes, r.variant.c_str(), r.n, mi, mf,
                   mi / median(b.ins), mf / median(b.fnd));
+      const std::size_t k = i % nv;
+      if (k >= 3 && mi > 0 && mf > 0) {
+        const auto& native = results[i - k + (k - 2)];  // upcxx_rpc -> rpc, upcxx_lz -> lz
+        const double si = median(native.ins) / mi, sf = median(native.fnd) / mf;
+        slowdowns.push_back(si);
+        slowdowns.push_back(sf);
+        std::printf(" %9.3f %9.3f", si, sf);
+      }
+      std::printf("\n");
     }
+    const double worst = slowdowns.empty() ? 0 : *std::max_element(slowdowns.begin(), slowdowns.end());
+    if (!slowdowns.empty())
+      std::printf("upcxx-x (UPC++-written time / native time): median %.3f, max %.3f over %zu cells\n",
+                  median(slowdowns), worst, slowdowns.size());
     std::printf("verification: %ld wrong values\n", total_bad);
     std::string js = "{\"bench\": \"dht\", \"mpi\": \"" + mpi + "\", \"P\": " + std::to_string(P) +
                      ", \"node_size\": \"" + (ns ? ns : "real") + "\", \"reps\": " + std::to_string(reps) +
@@ -398,7 +434,9 @@ int main(int argc, char** argv) {
             ", \"finds_per_s\": " + std::to_string(long(median(r.fnd))) + ", \"insert_reps\": " + list(r.ins) +
             ", \"find_reps\": " + list(r.fnd) + "}";
     }
-    js += "]}\n";
+    js += "], \"summary\": {\"upcxx_slowdown_median\": " + bench::num(median(slowdowns)) +
+          ", \"upcxx_slowdown_max\": " + bench::num(worst) + ", \"cells\": " + std::to_string(slowdowns.size()) +
+          "}}\n";
     if (!json_path.empty()) {
       if (FILE* f = std::fopen(json_path.c_str(), "w")) {
         std::fputs(js.c_str(), f);

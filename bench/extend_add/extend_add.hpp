@@ -36,10 +36,13 @@
 //              signals with rpc_ff; a sender elsewhere packs locally and
 //              rput()s with a remote-completion RPC. The RPC unpacks from
 //              the landing zone and counts the same promise down.
+//   upcxx_rpc  rpc written against <upcxx/upcxx.hpp>: upcxx::rpc_ff with
+//              upcxx::make_view, as a UPC++ program sends it (the UPC++
+//              paper's extend-add); everything else as rpc.
 //   alltoallv  one MPI_Alltoallv over p's team communicator.
 //   p2p        MPI_Irecv from every sender, MPI_Isend to every target,
 //              unpack in arrival order (MPI_Waitany).
-// All three use the same precomputed index plan, the same packing order and
+// All of them use the same precomputed index plan, the same packing order and
 // the same direct (unpacked) add for the part that stays on the process, so
 // the comparison is about moving the data, not about index arithmetic.
 #pragma once
@@ -58,6 +61,7 @@
 #include <vector>
 
 #include "accrete/accrete.hpp"
+#include "upcxx/upcxx.hpp"
 #include "accrete/matrix/block_cyclic.hpp"
 #include "accrete/matrix/process_grid.hpp"
 
@@ -206,7 +210,7 @@ struct plan {
   const bucket& col_bucket(int sc, int dc) const { return cols[std::size_t(sc) * ppc + dc]; }
 };
 
-enum class variant { rpc, alltoallv, p2p, put };
+enum class variant { rpc, alltoallv, p2p, put, upcxx_rpc };
 
 /// Seconds this process spent per step of the distributed pass, summed
 /// over calls (for explaining the totals; each step is timed with a clock
@@ -224,6 +228,7 @@ inline double clock_s() {
 }
 inline const char* name(variant v) {
   return v == variant::rpc         ? "accrete_rpc"
+         : v == variant::upcxx_rpc ? "upcxx_rpc"
          : v == variant::put       ? "accrete_put"
          : v == variant::alltoallv ? "mpi_alltoallv"
                                    : "mpi_p2p";
@@ -317,7 +322,7 @@ class problem {
   /// Must precede run(variant::rpc), and be followed by a barrier before any
   /// process calls run(): arms the per-front arrival counts.
   void prepare(variant v) {
-    if (v != variant::rpc && v != variant::put) return;
+    if (v != variant::rpc && v != variant::put && v != variant::upcxx_rpc) return;
     if (v == variant::put && !landing_ready_) exchange_landing_zones();
     // Set here, not in run(): a peer may start sending while this process
     // is still finishing the barrier that precedes run().
@@ -331,7 +336,14 @@ class problem {
     for (int p : dist_parents_) {
       switch (v) {
         case variant::rpc:
-          eadd_rpc(p);
+          eadd_rpc(p, [](int w, int p, int c, int sr, std::uint32_t k0, const double* b, std::size_t len) {
+            accrete::rpc_ff(w, &problem::rpc_unpack, p, c, sr, k0, accrete::make_view(b, b + len));
+          });
+          break;
+        case variant::upcxx_rpc:
+          eadd_rpc(p, [](int w, int p, int c, int sr, std::uint32_t k0, const double* b, std::size_t len) {
+            upcxx::rpc_ff(w, &problem::rpc_unpack, p, c, sr, k0, upcxx::make_view(b, b + len));
+          });
           break;
         case variant::alltoallv:
           eadd_alltoallv(p);
@@ -522,7 +534,9 @@ class problem {
     self.promises_[p]->fulfill_anonymous(std::intptr_t(v.size()));
   }
 
-  void eadd_rpc(int p) {
+  // send(target, p, c, sr, first column, entries, count) ships one message.
+  template <class Send>
+  void eadd_rpc(int p, Send send) {
     const node& x = t_.nodes()[p];
     const int c = my_child(p);
     const int sr = me_ - t_.nodes()[c].t0;
@@ -542,8 +556,7 @@ class problem {
         const std::size_t len = pack(c, d, k0, k1, buf.data());
         prof_.pack += clock_s() - t;
         t = clock_s();
-        accrete::rpc_ff(w, &problem::rpc_unpack, p, c, sr, std::uint32_t(k0),
-                        accrete::make_view(buf.data(), buf.data() + len));
+        send(w, p, c, sr, std::uint32_t(k0), buf.data(), len);
         prof_.send += clock_s() - t;
         ++prof_.messages;
       }

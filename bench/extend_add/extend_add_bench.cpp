@@ -8,15 +8,21 @@
 //
 // accrete is run twice: with RPCs of about --chunk entries (several per
 // target, pipelined) and with one RPC per target (--chunk 0, as in the
-// UPC++ paper).
+// UPC++ paper). upcxx_rpc is the chunked RPC form written against
+// <upcxx/upcxx.hpp> (upcxx::rpc_ff, upcxx::make_view); its time over
+// accrete_rpc's is the UPC++ layer's cost ("upcxx-x").
 //
 // Timed: barrier, clock, the pass over every front whose team has more than
 // one process (packing, communication, unpacking, and the direct add of the
 // part that stays local), clock; the maximum over processes. Fronts owned
 // by a single process are assembled once, untimed: their extend-add is the
 // same code for every variant and involves no communication. Reps interleave
-// the variants so drifting machine load hits all of them alike.
+// the variants, in an order shuffled per rep, so drifting machine load and
+// the previous variant's footprint hit all of them alike.
 #include <algorithm>
+#include <array>
+#include <numeric>
+#include <random>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -86,10 +92,11 @@ struct row {
   bool ok = true;
 };
 
-constexpr int nvar = 5;
+constexpr int nvar = 6;
 const ea::variant variants[nvar] = {ea::variant::rpc, ea::variant::rpc, ea::variant::alltoallv, ea::variant::p2p,
-                                    ea::variant::put};
-const char* const names[nvar] = {"accrete_rpc", "accrete_rpc_1msg", "mpi_alltoallv", "mpi_p2p", "accrete_put"};
+                                    ea::variant::put, ea::variant::upcxx_rpc};
+const char* const names[nvar] = {"accrete_rpc", "accrete_rpc_1msg", "mpi_alltoallv", "mpi_p2p", "accrete_put",
+                                 "upcxx_rpc"};
 
 row run_case(const options& o, int n) {
   row out;
@@ -114,8 +121,15 @@ row run_case(const options& o, int n) {
   out.t.assign(nvar, {});
   std::vector<ea::profile> sum(nvar);
   for (int rep = -1; rep < o.reps; ++rep) {  // rep -1: warm-up (connections, page faults)
-    for (int k = 0; k < nvar; ++k) {
-      pb.set_rpc_chunk(k == 0 ? std::size_t(std::max(0L, o.chunk)) : 0);
+    // A fresh order per rep (the same seed on every process, since each
+    // variant is collective): which variant follows which, and so whose
+    // traffic and cache footprint it inherits, changes from rep to rep. A
+    // rotation would keep every variant behind the same neighbour.
+    std::array<int, nvar> order;
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937(unsigned(rep + 2) * 7919u));
+    for (const int k : order) {
+      pb.set_rpc_chunk(k == 0 || k == 5 ? std::size_t(std::max(0L, o.chunk)) : 0);
       pb.reset(pb.dist_parents());
       pb.prepare(variants[k]);
       pb.prof() = {};
@@ -158,17 +172,18 @@ int main(int argc, char** argv) {
   if (rank_me() == 0) {
     std::printf("extend-add, P = %d, leaf <= %d, nb = %d, rpc chunk = %ld entries, %d reps (medians, seconds)\n", P,
                 o.leaf, o.nb, o.chunk, o.reps);
-    std::printf("%4s %5s %8s %4s %8s %7s | %11s %16s %11s %13s %9s | %7s %7s | %7s %7s | %7s %7s | %s\n", "n", "root",
-                "maxfront", "dist", "MB moved", "local", "accrete_rpc", "accrete_rpc_1msg", "accrete_put",
-                "mpi_alltoallv", "mpi_p2p", "rpc/a", "rpc/p", "1msg/a", "1msg/p", "put/a", "put/p", "check");
+    std::printf("%4s %5s %8s %4s %8s %7s | %11s %16s %11s %11s %13s %9s | %7s %7s | %7s %7s | %7s %7s | %7s | %s\n",
+                "n", "root", "maxfront", "dist", "MB moved", "local", "accrete_rpc", "accrete_rpc_1msg", "accrete_put",
+                "upcxx_rpc", "mpi_alltoallv", "mpi_p2p", "rpc/a", "rpc/p", "1msg/a", "1msg/p", "put/a", "put/p",
+                "upcxx-x", "check");
     for (const row& r : rows) {
       const double a = median(r.t[0]), a1 = median(r.t[1]), b = median(r.t[2]), c = median(r.t[3]);
-      const double pt = median(r.t[4]);
+      const double pt = median(r.t[4]), u = median(r.t[5]);
       std::printf(
-          "%4d %5d %8d %4d %8.1f %7.3f | %11.5f %16.5f %11.5f %13.5f %9.5f | %6.2fx %6.2fx | %6.2fx %6.2fx | %6.2fx "
-          "%6.2fx | %s\n",
-          r.n, r.root, r.biggest, r.dist_fronts, r.mb, r.local_s, a, a1, pt, b, c, b / a, c / a, b / a1, c / a1, b / pt,
-          c / pt, r.ok ? "exact" : "MISMATCH");
+          "%4d %5d %8d %4d %8.1f %7.3f | %11.5f %16.5f %11.5f %11.5f %13.5f %9.5f | %6.2fx %6.2fx | %6.2fx %6.2fx | "
+          "%6.2fx %6.2fx | %7.3f | %s\n",
+          r.n, r.root, r.biggest, r.dist_fronts, r.mb, r.local_s, a, a1, pt, u, b, c, b / a, c / a, b / a1, c / a1,
+          b / pt, c / pt, u / a, r.ok ? "exact" : "MISMATCH");
       all_ok = all_ok && r.ok;
     }
     std::printf(
@@ -205,11 +220,15 @@ int main(int argc, char** argv) {
           std::fprintf(f,
                        "}, \"speedup_vs_alltoallv\": %.3f, \"speedup_vs_p2p\": %.3f, "
                        "\"speedup_1msg_vs_alltoallv\": %.3f, \"speedup_1msg_vs_p2p\": %.3f, "
-                       "\"speedup_put_vs_alltoallv\": %.3f, \"speedup_put_vs_p2p\": %.3f}",
+                       "\"speedup_put_vs_alltoallv\": %.3f, \"speedup_put_vs_p2p\": %.3f, "
+                       "\"upcxx_slowdown\": %.4f}",
                        median(r.t[2]) / a, median(r.t[3]) / a, median(r.t[2]) / a1, median(r.t[3]) / a1,
-                       median(r.t[2]) / median(r.t[4]), median(r.t[3]) / median(r.t[4]));
+                       median(r.t[2]) / median(r.t[4]), median(r.t[3]) / median(r.t[4]), median(r.t[5]) / a);
         }
-        std::fprintf(f, "\n]}\n");
+        std::vector<double> slow;
+        for (const row& r : rows) slow.push_back(median(r.t[5]) / median(r.t[0]));
+        std::fprintf(f, "\n], \"summary\": {\"upcxx_slowdown_median\": %.4f, \"upcxx_slowdown_max\": %.4f}}\n",
+                     median(slow), *std::max_element(slow.begin(), slow.end()));
         std::fclose(f);
       }
     }

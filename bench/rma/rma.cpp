@@ -15,6 +15,9 @@
 // Implementations:
 //   accrete   rput/rget: future-returning bulk forms (lat) or promise<>
 //             overloads + finalize().wait() (bw)
+//   upcxx     the same written against <upcxx/upcxx.hpp> (rma_upcxx.cpp):
+//             upcxx::rput/rget(...).wait() (lat); operation_cx::as_promise
+//             on one upcxx::promise<> + finalize().wait() (bw)
 //   mpi       MPI_Put/MPI_Get + MPI_Win_flush(1) on a window the benchmark
 //             creates itself with the same flavour accrete uses for this
 //             layout: MPI_Win_allocate_shared on MPI_COMM_WORLD when the
@@ -45,6 +48,7 @@
 
 #include "harness.hpp"
 #include "accrete/accrete.hpp"
+#include "rma_upcxx.hpp"
 
 using bench::median;
 using bench::now;
@@ -156,6 +160,19 @@ runner make_accrete(const buffers& b, op_t op, kind_t kind, std::size_t n) {
       p.finalize().wait();
     }
   };
+}
+
+runner make_upcxx(const buffers& b, op_t op, kind_t kind, std::size_t n) {
+  std::byte* src = b.src;
+  std::byte* dst = b.dst;
+  gptr t = b.target;
+  if (kind == kind_t::lat) {
+    if (op == op_t::put) return [=](std::size_t iters) { rma_upcxx::put_lat(src, t, n, iters); };
+    return [=](std::size_t iters) { rma_upcxx::get_lat(t, dst, n, iters); };
+  }
+  std::size_t N = flood_ops(n), S = flood_slots(n);
+  if (op == op_t::put) return [=](std::size_t iters) { rma_upcxx::put_flood(src, t, n, N, S, iters); };
+  return [=](std::size_t iters) { rma_upcxx::get_flood(t, dst, n, N, S, iters); };
 }
 
 runner make_mpi(const buffers& b, MPI_Win w, op_t op, kind_t kind, std::size_t n) {
@@ -275,6 +292,14 @@ void verify(const buffers& b, std::size_t n) {
   accrete::rput(b.src, b.target, n).wait();
   accrete::rget(b.target, b.dst, n).wait();
   check(std::memcmp(b.src, b.dst, n) == 0, "accrete rput/rget", n);
+  for (std::size_t i = 0; i < n; ++i) b.src[i] = std::byte((i * 13 + n + 1) & 0xff);
+  std::memset(b.dst, 0, n);
+  rma_upcxx::put_lat(b.src, b.target, n, 1);
+  rma_upcxx::get_flood(b.target, b.dst, n, 1, 1, 1);
+  check(std::memcmp(b.src, b.dst, n) == 0, "upcxx rput/rget", n);
+  std::memset(b.dst, 0, n);
+  rma_upcxx::get_lat(b.target, b.dst, n, 1);
+  check(std::memcmp(b.src, b.dst, n) == 0, "upcxx rget", n);
   for (MPI_Win w : {b.win, b.win_alt}) {
     if (w == MPI_WIN_NULL) continue;
     std::memset(b.dst, 0, n);
@@ -291,6 +316,8 @@ point measure(const buffers& b, std::size_t n, op_t op, kind_t kind, const optio
   std::vector<runner> rs;
   rs.push_back(make_accrete(b, op, kind, n));
   p.s.push_back(series{"accrete", 0, {}, 0});
+  rs.push_back(make_upcxx(b, op, kind, n));
+  p.s.push_back(series{"upcxx", 0, {}, 0});
   rs.push_back(make_mpi(b, b.win, op, kind, n));
   p.s.push_back(series{"mpi", 0, {}, 0});
   if (b.win_alt != MPI_WIN_NULL) {
@@ -365,12 +392,22 @@ double ratio(const point& p, const char* other) {
   return (a && b && b->med > 0) ? a->med / b->med : 0.0;
 }
 
-// Goal checks: accrete no more than 10% slower than MPI; node-local
+// upcxx's time over accrete's for the same work (> 1: the UPC++ layer is slower).
+double upcxx_slowdown(const point& p) {
+  const series* a = p.find("accrete");
+  const series* u = p.find("upcxx");
+  if (!a || !u || a->med <= 0 || u->med <= 0) return 0.0;
+  return p.kind == kind_t::lat ? u->med / a->med : a->med / u->med;
+}
+
+// Goal checks: accrete no more than 10% slower than MPI; upcxx no more
+// than 5% slower than accrete; node-local
 // bandwidth >= 0.8x memcpy from 64 KiB.
 bool misses_mpi(const point& p) {
   double r = ratio(p, "mpi");
   return p.kind == kind_t::lat ? r > 1.10 : r < 1.0 / 1.10;
 }
+bool misses_upcxx(const point& p) { return upcxx_slowdown(p) > 1.05; }
 bool misses_memcpy(const point& p, bool local) {
   return local && p.kind == kind_t::bw && p.size >= (std::size_t{64} << 10) && ratio(p, "memcpy") < 0.8;
 }
@@ -379,22 +416,23 @@ void print_table(const std::vector<point>& pts, kind_t kind, bool local, bool al
   bool lat = kind == kind_t::lat;
   std::printf("\n%s (%s; median of reps)\n", lat ? "Blocking round-trip latency" : "Flood bandwidth",
               lat ? "us per op, lower is better" : "GB/s = 1e9 B/s, higher is better");
-  std::printf("%-6s %-4s %-10s %10s %10s", "size", "op", "path", "accrete", "MPI");
+  std::printf("%-6s %-4s %-10s %10s %10s %10s", "size", "op", "path", "accrete", "upcxx", "MPI");
   if (alt) std::printf(" %10s", "MPI(alloc)");
   std::printf(" %10s", "memcpy");
   if (local) std::printf(" %10s", "direct");
-  std::printf(" %9s %11s  %s\n", "acc/MPI", "acc/memcpy", "flags");
+  std::printf(" %9s %11s %9s  %s\n", "acc/MPI", "acc/memcpy", "upcxx-x", "flags");
   for (const auto& p : pts) {
     if (p.kind != kind) continue;
-    std::printf("%-6s %-4s %-10s %10.3f %10.3f", human(p.size).c_str(), name(p.op), path, p.find("accrete")->med,
-                p.find("mpi")->med);
+    std::printf("%-6s %-4s %-10s %10.3f %10.3f %10.3f", human(p.size).c_str(), name(p.op), path,
+                p.find("accrete")->med, p.find("upcxx")->med, p.find("mpi")->med);
     if (alt) std::printf(" %10.3f", p.find("mpi_alt")->med);
     std::string flags;
     if (misses_mpi(p)) flags += " >10%-vs-MPI";
     if (misses_memcpy(p, local)) flags += " <0.8x-memcpy";
+    if (misses_upcxx(p)) flags += " upcxx>1.05x";
     std::printf(" %10.3f", p.find("memcpy")->med);
     if (local) std::printf(" %10.3f", p.find("direct")->med);
-    std::printf(" %9.2f %11.2f %s\n", ratio(p, "mpi"), ratio(p, "memcpy"), flags.c_str());
+    std::printf(" %9.2f %11.2f %9.3f %s\n", ratio(p, "mpi"), ratio(p, "memcpy"), upcxx_slowdown(p), flags.c_str());
   }
 }
 
@@ -431,12 +469,24 @@ void write_json(const std::string& file, const std::vector<point>& pts, const op
       std::fprintf(f, "]},\n");
     }
     std::fprintf(f,
-                 "     \"ratio_accrete_mpi\": %.4f, \"ratio_accrete_memcpy\": %.4f, \"misses_mpi_goal\": %s, "
-                 "\"misses_memcpy_goal\": %s}%s\n",
-                 ratio(p, "mpi"), ratio(p, "memcpy"), misses_mpi(p) ? "true" : "false",
-                 misses_memcpy(p, local) ? "true" : "false", i + 1 < pts.size() ? "," : "");
+                 "     \"ratio_accrete_mpi\": %.4f, \"ratio_accrete_memcpy\": %.4f, \"upcxx_slowdown\": %.4f, "
+                 "\"misses_mpi_goal\": %s, \"misses_memcpy_goal\": %s, \"misses_upcxx_goal\": %s}%s\n",
+                 ratio(p, "mpi"), ratio(p, "memcpy"), upcxx_slowdown(p), misses_mpi(p) ? "true" : "false",
+                 misses_memcpy(p, local) ? "true" : "false", misses_upcxx(p) ? "true" : "false",
+                 i + 1 < pts.size() ? "," : "");
   }
-  std::fprintf(f, "  ]\n}\n");
+  double worst = 0;
+  std::size_t upcxx_misses = 0;
+  std::vector<double> slow;
+  for (const auto& p : pts) {
+    worst = std::max(worst, upcxx_slowdown(p));
+    slow.push_back(upcxx_slowdown(p));
+    upcxx_misses += misses_upcxx(p);
+  }
+  std::fprintf(f,
+               "  ],\n  \"summary\": {\"upcxx_slowdown_max\": %.4f, \"upcxx_slowdown_median\": %.4f, "
+               "\"upcxx_cells_over_1_05\": %zu, \"cells\": %zu}\n}\n",
+               worst, median(slow), upcxx_misses, pts.size());
   std::fclose(f);
 }
 
@@ -574,6 +624,11 @@ int main(int argc, char** argv) {
         o.reps, o.target_ms, secs);
     print_table(pts, kind_t::lat, is_local_path, alt, path);
     print_table(pts, kind_t::bw, is_local_path, alt, path);
+    std::vector<double> slow;
+    std::size_t over = 0;
+    for (const auto& p : pts) slow.push_back(upcxx_slowdown(p)), over += misses_upcxx(p);
+    std::printf("\nupcxx-x (upcxx time / accrete time for the same work): median %.3f, max %.3f; %zu of %zu cells over 1.05\n",
+                median(slow), *std::max_element(slow.begin(), slow.end()), over, slow.size());
     write_json(o.json, pts, o, ver, mode, is_local_path, win_name, alt, secs);
     std::printf("\nwrote %s\n", o.json.c_str());
     std::fflush(stdout);

@@ -32,17 +32,9 @@
 #include <accrete/collectives.hpp>
 #include <accrete/remote_completion.hpp>
 
+#include "dht_hash.hpp"
+
 namespace dht {
-
-/// splitmix64: a cheap, well-mixed hash for integer keys.
-inline std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-inline int owner_of(std::uint64_t key, int nprocs) { return int(mix(key) % std::uint64_t(nprocs)); }
 
 /// RPC-only table: values live in the owner's std::unordered_map.
 class dht_rpc {

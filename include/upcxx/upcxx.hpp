@@ -587,6 +587,12 @@ auto put(const T* src, global_ptr<T> dest, std::size_t count, completions<C...>&
   if (copy) done = done.then([copy] {});  // keeps the copy until the transfer completes
   return deliver(done, cxs);
 }
+
+// A flood's request, operation_cx::as_promise(promise<>&) alone, goes to
+// accrete's counted promise overloads: no future and no callback per
+// operation (the general path allocates both).
+template <class Cxs>
+inline constexpr bool lone_op_promise = std::is_same_v<Cxs, completions<op_promise<>>>;
 }  // namespace detail
 
 // ---- One-sided communication -------------------------------------------------------------------------
@@ -596,7 +602,10 @@ auto put(const T* src, global_ptr<T> dest, std::size_t count, completions<C...>&
 template <class T, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rput(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
-  return detail::put(src, dest, count, cxs);
+  if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
+    accrete::rput(src, dest, count, *std::get<0>(cxs.items).p);
+  else
+    return detail::put(src, dest, count, cxs);
 }
 
 /// Puts one value (spec: One-Sided Communication). The value is copied at once, so any source
@@ -612,7 +621,10 @@ template <class T, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget(global_ptr<T> src, T* dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
-  return detail::deliver(accrete::rget(src, dest, count), cxs);
+  if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
+    accrete::rget(src, dest, count, *std::get<0>(cxs.items).p);
+  else
+    return detail::deliver(accrete::rget(src, dest, count), cxs);
 }
 
 /// The value at src (spec: One-Sided Communication): operation_cx::as_future() gives future<T>,
