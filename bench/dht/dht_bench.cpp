@@ -26,7 +26,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -339,9 +341,12 @@ int main(int argc, char** argv) {
     std::size_t first = results.size();
     for (const auto& v : variants) results.push_back({v, bytes, n, {}, {}});
     for (int rep = 0; rep < reps; ++rep) {
-      for (std::size_t j = 0; j < nv; ++j) {
-        // Order rotated per repetition, so drifting load hits every table alike.
-        const std::size_t vi = (j + std::size_t(rep)) % nv;
+      // A fresh order per repetition (the same on every process), so
+      // drifting load and the previous table's footprint hit all alike.
+      std::vector<std::size_t> order(nv);
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::shuffle(order.begin(), order.end(), std::mt19937(unsigned(rep + 1) * 7919u + unsigned(bytes)));
+      for (const std::size_t vi : order) {
         if (!wanted(variants[vi])) {
           results[first + vi].ins.push_back(0);
           results[first + vi].fnd.push_back(0);
@@ -392,7 +397,8 @@ int main(int argc, char** argv) {
                 mpi.c_str(), P, node_local_all ? "all node-local" : "some remote", ns ? ns : "real", reps, load_before,
                 load_after);
     // upcxx-x: the UPC++-written table's time over the native one's for
-    // the same phase (> 1: the UPC++ layer is slower).
+    // the same phase (> 1: the UPC++ layer is slower), the median of the
+    // per-repetition ratios.
     std::printf("%-8s %-10s %8s %14s %14s %10s %10s %9s %9s\n", "value", "table", "N", "inserts/s", "finds/s",
                 "ins/mpi", "find/mpi", "ins-upx", "find-upx");
     std::vector<double> slowdowns;
@@ -405,7 +411,14 @@ int main(int argc, char** argv) {
       const std::size_t k = i % nv;
       if (k >= 3 && mi > 0 && mf > 0) {
         const auto& native = results[i - k + (k - 2)];  // upcxx_rpc -> rpc, upcxx_lz -> lz
-        const double si = median(native.ins) / mi, sf = median(native.fnd) / mf;
+        // Per repetition (the two ran seconds apart), then the median.
+        auto paired = [](const std::vector<double>& nat, const std::vector<double>& upc) {
+          std::vector<double> q;
+          for (std::size_t j = 0; j < nat.size() && j < upc.size(); ++j)
+            if (upc[j] > 0) q.push_back(nat[j] / upc[j]);
+          return median(q);
+        };
+        const double si = paired(native.ins, r.ins), sf = paired(native.fnd, r.fnd);
         slowdowns.push_back(si);
         slowdowns.push_back(sf);
         std::printf(" %9.3f %9.3f", si, sf);

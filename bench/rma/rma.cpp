@@ -392,12 +392,18 @@ double ratio(const point& p, const char* other) {
   return (a && b && b->med > 0) ? a->med / b->med : 0.0;
 }
 
-// upcxx's time over accrete's for the same work (> 1: the UPC++ layer is slower).
+// upcxx's time over accrete's for the same work (> 1: the UPC++ layer is
+// slower): the median over repetitions of the ratio within a repetition,
+// whose two runs are milliseconds apart, so machine drift cancels.
 double upcxx_slowdown(const point& p) {
   const series* a = p.find("accrete");
   const series* u = p.find("upcxx");
-  if (!a || !u || a->med <= 0 || u->med <= 0) return 0.0;
-  return p.kind == kind_t::lat ? u->med / a->med : a->med / u->med;
+  if (!a || !u || a->reps.size() != u->reps.size()) return 0.0;
+  std::vector<double> r;
+  for (std::size_t i = 0; i < a->reps.size(); ++i)
+    if (a->reps[i] > 0 && u->reps[i] > 0)
+      r.push_back(p.kind == kind_t::lat ? u->reps[i] / a->reps[i] : a->reps[i] / u->reps[i]);
+  return median(r);
 }
 
 // Goal checks: accrete no more than 10% slower than MPI; upcxx no more
