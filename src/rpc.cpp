@@ -110,7 +110,15 @@ struct rpc_state {
   // it), so that an RPC naming one that no longer exists is told apart from
   // one for an object not constructed yet.
   std::unordered_map<std::uint64_t, std::uint64_t> made;
+  // dist_id::when_here callbacks waiting for their object.
+  std::unordered_map<dist_key, std::vector<std::function<void(void*)>>, key_hash> waiters;
 };
+
+// Whether this process constructed `k` and destroyed it since.
+bool dist_gone(const rpc_state& s, const dist_key& k) noexcept {
+  auto it = s.made.find(k.team);
+  return it != s.made.end() && k.object < it->second && !s.objects.count(k);
+}
 
 rpc_state& rs() {
   static rpc_state s;
@@ -154,6 +162,14 @@ void dist_add(const dist_key& k, void* obj) {
                 ") registered twice");
   auto& made = s.made[k.team];
   made = std::max(made, k.object + 1);
+  if (auto w = s.waiters.find(k); w != s.waiters.end()) {
+    // At user-level progress, and only if the object still exists then.
+    defer([k, fs = std::move(w->second)] {
+      if (void* obj = dist_find(k))
+        for (auto& f : fs) f(obj);
+    });
+    s.waiters.erase(w);
+  }
   auto it = s.parked.find(k);
   if (it == s.parked.end()) return;
   std::vector<parked_msg> msgs = std::move(it->second);
@@ -171,10 +187,20 @@ void* dist_find(const dist_key& k) noexcept {
   return it == o.end() ? nullptr : it->second;
 }
 
+void dist_when(const dist_key& k, std::function<void(void*)> f, const char* who) {
+  auto& s = rs();
+  if (void* obj = dist_find(k)) return f(obj);
+  if (dist_gone(s, k))
+    throw error(std::string("accrete::") + who + ": dist_object " + std::to_string(k.object) + " of team " +
+                std::to_string(k.team) + " was destroyed on rank " + std::to_string(world_rank()) +
+                " already; it will not be here again");
+  s.waiters[k].push_back(std::move(f));
+}
+
 void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::byte> payload) {
   // Constructed here already, so destroyed: it will never come back, and
   // parking the message would leave its sender waiting without a word.
-  if (auto it = rs().made.find(k.team); it != rs().made.end() && k.object < it->second)
+  if (dist_gone(rs(), k))
     throw error("accrete::dist_object: an RPC from rank " + std::to_string(source) + " (a fetch or an rpc with a "
                 "dist_object argument) names dist_object " + std::to_string(k.object) + " of team " +
                 std::to_string(k.team) + ", which rank " + std::to_string(world_rank()) +
@@ -194,6 +220,7 @@ void dist_registry_clear() noexcept {
   s.parked.clear();
   s.parked_count = 0;
   s.made.clear();
+  s.waiters.clear();
 }
 
 }  // namespace accrete::detail

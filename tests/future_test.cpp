@@ -105,6 +105,33 @@ TEST(FutureReady, MakeFutureValues) {
   EXPECT_EQ(copy.result<0>(), 1);
 }
 
+// future<T&> (team_id::when_here, dist_id::when_here) hands out the very
+// object, by result, wait and then, also rvalue and with a second value.
+TEST(FutureReady, ReferenceResults) {
+  int x = 1;
+  promise<int&> p;
+  future<int&> f = p.get_future();
+  auto g = f.then([](int& r) {
+    r += 10;
+    return &r;
+  });
+  EXPECT_FALSE(g.ready());
+  p.fulfill_result(x);
+  p.finalize();
+  EXPECT_EQ(g.result(), &x);
+  EXPECT_EQ(x, 11);
+  int& r = f.wait();
+  EXPECT_EQ(&r, &x);
+  EXPECT_EQ(&future<int&>(f).result(), &x);
+  promise<int&, double> q;
+  q.fulfill_result(x, 2.5);
+  q.finalize();
+  future<int&, double> qf = q.get_future();
+  EXPECT_EQ(&qf.result<0>(), &x);
+  EXPECT_EQ(qf.result<1>(), 2.5);
+  EXPECT_EQ(&std::get<0>(qf.result()), &x);
+}
+
 TEST(FutureReady, DefaultNonEmptyIsEmptyHandle) {
   future<int> f;
   EXPECT_FALSE(f.ready());

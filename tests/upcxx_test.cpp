@@ -242,6 +242,43 @@ TEST(Upcxx, Collectives) {
   upcxx::team half = upcxx::world().split(me % 2, me);
   EXPECT_EQ(half.rank_n(), (n + 1 - me % 2) / 2);
   EXPECT_EQ(upcxx::reduce_all(1, upcxx::op_fast_add, half).wait(), half.rank_n());
+
+  // With completion requests (the team then named): futures, promises, lpc.
+  const upcxx::team& w = upcxx::world();
+  upcxx::barrier_async(w, upcxx::operation_cx::as_future()).wait();
+  upcxx::promise<int> sum;
+  upcxx::reduce_all(me + 1, upcxx::op_fast_add, w, upcxx::operation_cx::as_promise(sum));
+  EXPECT_EQ(sum.finalize().wait(), n * (n + 1) / 2);
+  int seen = 0;
+  upcxx::promise<> ran;
+  ran.require_anonymous(1);
+  upcxx::reduce_one(me, upcxx::op_fast_max, 0, w,
+                    upcxx::operation_cx::as_lpc(upcxx::current_persona(), [&seen, &ran](int v) {
+                      seen = v + 1;
+                      ran.fulfill_anonymous(1);
+                    }));
+  ran.finalize().wait();
+  if (me == 0) {
+    EXPECT_EQ(seen, n);
+  }
+  auto [b, done] = upcxx::broadcast(me == 0 ? 5 : -1, 0, w,
+                                    upcxx::operation_cx::as_future() | upcxx::operation_cx::as_defer_future());
+  EXPECT_EQ(b.wait(), 5);
+  EXPECT_EQ(done.wait(), 5);
+  std::vector<long> v(4, me == n - 1 ? 9 : 0), all(4, 0);
+  upcxx::promise<> p;
+  upcxx::broadcast(v.data(), v.size(), n - 1, w, upcxx::operation_cx::as_promise(p));
+  p.finalize().wait();
+  EXPECT_EQ(v, std::vector<long>(4, 9));
+  for (auto& x : v) x = me;
+  upcxx::reduce_all(v.data(), all.data(), v.size(), upcxx::op_fast_add, w, upcxx::operation_cx::as_future()).wait();
+  EXPECT_EQ(all, std::vector<long>(4, long(n) * (n - 1) / 2));
+  std::fill(all.begin(), all.end(), -1);
+  upcxx::reduce_one(v.data(), all.data(), v.size(), upcxx::op_fast_min, n - 1, w, upcxx::operation_cx::as_future())
+      .wait();
+  if (me == n - 1) {
+    EXPECT_EQ(all, std::vector<long>(4, 0));
+  }
 }
 
 // 13: atomics, with the set of operations named at construction.
@@ -419,6 +456,62 @@ TEST(Upcxx, DistObjectIds) {
                           id)
                           .wait();
   EXPECT_EQ(there, 3u + std::size_t(right()));
+  upcxx::barrier();
+}
+
+// when_here: ready at once for a team or dist_object the caller has; for a
+// dist_object named before the caller constructs it, ready during the
+// user-level progress after the construction, not inside it.
+upcxx::dist_id<int> early_id;
+upcxx::promise<>* early_arrived = nullptr;
+
+TEST(Upcxx, WhenHere) {
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  upcxx::team parity = upcxx::world().split(me % 2, me);
+  upcxx::future<upcxx::team&> ft = parity.id().when_here();
+  ASSERT_TRUE(ft.is_ready());
+  EXPECT_EQ(&ft.wait(), &parity);
+  EXPECT_EQ(&upcxx::world().id().when_here().wait(), &upcxx::world());
+  EXPECT_THROW(upcxx::team_id().when_here(), accrete::error);
+
+  upcxx::promise<> arrived;
+  arrived.require_anonymous(1);  // fulfilled by rank 0's RPC
+  early_arrived = &arrived;
+  upcxx::barrier();
+  if (me == 0) {
+    upcxx::dist_object<int> d(100);
+    EXPECT_EQ(&d.id().when_here().wait(), &d);
+    if (n > 1)
+      upcxx::rpc_ff(
+          1,
+          [](upcxx::dist_id<int> id) {
+            early_id = id;
+            early_arrived->fulfill_anonymous(1);
+          },
+          d.id());
+    upcxx::barrier();
+  } else if (me == 1) {
+    arrived.finalize().wait();  // rank 0's id is here; this process has no instance yet
+    upcxx::future<upcxx::dist_object<int>&> f = early_id.when_here();
+    EXPECT_FALSE(f.is_ready());
+    int seen = -1;
+    upcxx::future<> g = f.then([&seen](upcxx::dist_object<int>& o) { seen = *o; });
+    upcxx::dist_object<int> d(101);
+    EXPECT_FALSE(f.is_ready());
+    upcxx::progress();
+    ASSERT_TRUE(f.is_ready());
+    EXPECT_EQ(&f.wait(), &d);
+    EXPECT_TRUE(g.is_ready());
+    EXPECT_EQ(seen, 101);
+    upcxx::barrier();
+  } else {
+    upcxx::dist_object<int> d(100 + me);
+    upcxx::barrier();
+  }
+  // Every instance of that object is destroyed now: asking again fails.
+  if (me == 1) {
+    EXPECT_THROW(early_id.when_here(), accrete::error);
+  }
   upcxx::barrier();
 }
 

@@ -41,6 +41,7 @@
 
 #include "accrete/detail/rpc_runtime.hpp"
 #include "accrete/future.hpp"
+#include "accrete/promise.hpp"
 #include "accrete/rpc.hpp"
 #include "accrete/serialization.hpp"
 #include "accrete/team.hpp"
@@ -71,6 +72,21 @@ class dist_id {
       throw error("accrete::dist_id::here: this process has no live dist_object with that id (not constructed "
                   "yet, or destroyed)");
     return *static_cast<dist_object<T>*>(p);
+  }
+  /// A future of the caller's instance: ready at once if it exists,
+  /// otherwise during the user-level progress after its construction.
+  /// Throws accrete::error if the caller has destroyed it already.
+  future<dist_object<T>&> when_here() const {
+    auto p = std::make_shared<promise<dist_object<T>&>>();
+    future<dist_object<T>&> f = p->get_future();
+    detail::dist_when(
+        key_,
+        [p](void* obj) {
+          p->fulfill_result(*static_cast<dist_object<T>*>(obj));
+          p->finalize();
+        },
+        "dist_id::when_here");
+    return f;
   }
   /// Ids compare by the object they name.
   friend bool operator==(const dist_id&, const dist_id&) = default;

@@ -317,11 +317,17 @@ class future {
   typename detail::result_type<I, T...>::type extract(bool may_move) const {
     if constexpr (I >= 0) {
       static_assert(I < static_cast<int>(sizeof...(T)), "result index out of range");
-      return detail::take(std::get<I>(s_->value()), may_move);
+      if constexpr (std::is_reference_v<std::tuple_element_t<std::size_t(I), results_type>>)
+        return std::get<I>(s_->value());  // a future<U&> hands out the reference it holds
+      else
+        return detail::take(std::get<I>(s_->value()), may_move);
     } else if constexpr (is_empty) {
       (void)may_move;
     } else if constexpr (sizeof...(T) == 1) {
-      return detail::take(std::get<0>(s_->value()), may_move);
+      if constexpr (std::is_reference_v<std::tuple_element_t<0, results_type>>)
+        return std::get<0>(s_->value());
+      else
+        return detail::take(std::get<0>(s_->value()), may_move);
     } else {
       return detail::take(s_->value(), may_move);
     }

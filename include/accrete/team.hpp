@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include "accrete/future.hpp"
+
 namespace accrete {
 namespace detail {
 struct team_access;  // src/backend/mpi/team.cpp
@@ -22,6 +24,11 @@ class team_id {
   /// The caller's team with this id; throws accrete::error if the caller
   /// has no such team alive (not a member, destroyed, or not yet split).
   team& here() const;
+  /// A future of the caller's team with this id: ready at once if the
+  /// caller has it, otherwise during the user-level progress after the
+  /// caller creates it (split or create). It stays unready if the caller
+  /// never does (not a member). Throws accrete::error for the null id.
+  future<team&> when_here() const;
   /// Ids compare by the team they name.
   friend bool operator==(const team_id&, const team_id&) = default;
 

@@ -744,6 +744,55 @@ using accrete::team;
 using accrete::team_id;
 using accrete::world;
 
+/// The collectives with completion requests (spec: Collectives): the team
+/// must be named when completions are; operation completions only
+/// (operation_cx::as_future, as_promise, as_lpc, as_defer_*), each
+/// delivered when the collective completes at the caller.
+///@{
+namespace detail {
+template <class Cxs, class Start>
+auto collective(Cxs& cxs, Start&& start) {
+  static_assert(get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx: a collective takes operation completions only");
+  return deliver(start(), cxs);
+}
+}  // namespace detail
+template <class Cxs>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto barrier_async(const team& t, Cxs&& cxs) {
+  return detail::collective(cxs, [&] { return accrete::barrier_async(t); });
+}
+template <class T, class Cxs>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto broadcast(T value, intrank_t root, const team& t, Cxs&& cxs) {
+  return detail::collective(cxs, [&] { return accrete::broadcast(std::move(value), root, t); });
+}
+template <class T, class Cxs>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto broadcast(T* buffer, std::size_t count, intrank_t root, const team& t, Cxs&& cxs) {
+  return detail::collective(cxs, [&] { return accrete::broadcast(buffer, count, root, t); });
+}
+template <class T, class Op, class Cxs>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto reduce_one(T value, Op op, intrank_t root, const team& t, Cxs&& cxs) {
+  return detail::collective(cxs, [&] { return accrete::reduce_one(std::move(value), op, root, t); });
+}
+template <class T, class Op, class Cxs>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto reduce_all(T value, Op op, const team& t, Cxs&& cxs) {
+  return detail::collective(cxs, [&] { return accrete::reduce_all(std::move(value), op, t); });
+}
+template <class T, class Op, class Cxs>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto reduce_one(const T* src, T* dst, std::size_t count, Op op, intrank_t root, const team& t, Cxs&& cxs) {
+  return detail::collective(cxs, [&] { return accrete::reduce_one(src, dst, count, op, root, t); });
+}
+template <class T, class Op, class Cxs>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto reduce_all(const T* src, T* dst, std::size_t count, Op op, const team& t, Cxs&& cxs) {
+  return detail::collective(cxs, [&] { return accrete::reduce_all(src, dst, count, op, t); });
+}
+///@}
+
 /// Whether world rank r shares the caller's node, so that its segment is
 /// reached by load and store (spec: Teams).
 inline bool local_team_contains(intrank_t r) { return accrete::local_team().from_world(r) >= 0; }

@@ -83,6 +83,10 @@ void* dist_find(const dist_key& k) noexcept;
 /// Keeps a copy of a message that needs `k` before it can run; `h` is run
 /// again with it once `k` is registered.
 void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::byte> payload);
+/// Runs `f(instance)` once the local instance of `k` exists: now if it
+/// does, else at the user-level progress after its construction. Throws
+/// accrete::error (naming `who`) if this process has destroyed it already.
+void dist_when(const dist_key& k, std::function<void(void*)> f, const char* who);
 /// Messages currently waiting for a dist_object (tests).
 std::size_t rpc_parked() noexcept;
 /// Forgets every dist_object and parked message (finalize: the next

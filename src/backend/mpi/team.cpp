@@ -12,6 +12,7 @@
 #include "accrete/detail/rpc_runtime.hpp"
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"
+#include "accrete/promise.hpp"
 #include "backend/mpi/state.hpp"
 
 namespace accrete {
@@ -21,9 +22,33 @@ std::unique_ptr<team> world_team, node_team;
 // its id and leaves when it is destroyed or moved from.
 std::unordered_map<std::uint64_t, team*> live_teams;
 
+// team_id::when_here's promises, by id, until the caller has that team.
+std::unordered_map<std::uint64_t, std::vector<promise<team&>>> team_waiters;
+
 void forget(std::uint64_t key, const team* t) noexcept {
   auto it = live_teams.find(key);
   if (it != live_teams.end() && it->second == t) live_teams.erase(it);
+}
+
+// Fulfils the waiters of `key` with the team now registered under it (a
+// team may have moved since it was registered: look it up now).
+void resolve_waiters(std::uint64_t key) {
+  auto w = team_waiters.find(key);
+  auto t = live_teams.find(key);
+  if (w == team_waiters.end() || t == live_teams.end()) return;
+  std::vector<promise<team&>> ps = std::move(w->second);
+  team_waiters.erase(w);
+  for (auto& p : ps) {
+    p.fulfill_result(*t->second);
+    p.finalize();
+  }
+}
+
+void enroll(std::uint64_t key, team* t) {
+  live_teams[key] = t;
+  // At user-level progress, as the specification's when_here promises, and
+  // after a split's result has reached its final place.
+  if (team_waiters.count(key)) detail::defer([key] { resolve_waiters(key); });
 }
 }  // namespace
 
@@ -62,6 +87,7 @@ collective_ticket team_collective_begin(const char* what, const team& t, bool bl
 }
 void team_finalize() {
   live_teams.clear();
+  team_waiters.clear();
   world_team.reset();
   node_team.reset();
 }
@@ -95,7 +121,7 @@ team& team::operator=(team&& o) noexcept {
     world_ranks_ = std::move(o.world_ranks_);
     key_ = std::exchange(o.key_, 0);
     splits_ = std::exchange(o.splits_, 0);
-    if (key_ != 0 && comm_ != MPI_COMM_NULL) live_teams[key_] = this;
+    if (key_ != 0 && comm_ != MPI_COMM_NULL) enroll(key_, this);
   }
   return *this;
 }
@@ -152,7 +178,7 @@ team team::split(int color, int key) const {
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
   team out(c, true);
   out.key_ = detail::mix(detail::mix(key_, std::uint64_t(std::uint32_t(color))), nth);
-  live_teams[out.key_] = &out;
+  enroll(out.key_, &out);
   return out;
 }
 
@@ -205,6 +231,20 @@ team& team_id::here() const {
     throw error("accrete::team_id::here: this process has no live team with that id (not a member, "
                 "destroyed, or not split yet)");
   return *it->second;
+}
+
+future<team&> team_id::when_here() const {
+  detail::require_initialized("team_id::when_here()");
+  if (key_ == 0) throw error("accrete::team_id::when_here: the null team_id names no team");
+  promise<team&> p;
+  future<team&> f = p.get_future();
+  if (auto it = live_teams.find(key_); it != live_teams.end()) {
+    p.fulfill_result(*it->second);
+    p.finalize();
+  } else {
+    team_waiters[key_].push_back(std::move(p));
+  }
+  return f;
 }
 
 team& world() {
