@@ -157,6 +157,12 @@ TEST(GlobalPtr, ArithmeticAndComparison) {
   EXPECT_EQ(q++, p + 6);
   EXPECT_EQ(q.local(), p.local() + 7);
   EXPECT_EQ(to_global_ptr(p.local() + 3), p + 3);
+  EXPECT_EQ(try_global_ptr(p.local() + 3), p + 3);
+  int on_stack = 0;
+  EXPECT_TRUE(try_global_ptr(&on_stack).is_null());
+  EXPECT_THROW(to_global_ptr(&on_stack), bad_global_ptr);
+  EXPECT_TRUE(try_global_ptr(static_cast<int*>(nullptr)).is_null());
+  EXPECT_TRUE(to_global_ptr(static_cast<int*>(nullptr)).is_null());
   global_ptr<const int> cp = p;
   EXPECT_EQ(cp.offset(), p.offset());
   auto all = exchange(p);

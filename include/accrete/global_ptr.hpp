@@ -141,17 +141,28 @@ global_ptr<T> reinterpret_pointer_cast(const global_ptr<U>& p) {
 }
 
 /// The global pointer for a raw pointer into a node-local segment (the
-/// caller's own or a node peer's). Throws bad_global_ptr otherwise.
+/// caller's own or a node peer's); the null global pointer for any other
+/// address (UPC++'s try_global_ptr).
 template <class T>
-global_ptr<T> to_global_ptr(T* p) {
-  detail::require_initialized("to_global_ptr()");
+global_ptr<T> try_global_ptr(T* p) {
+  detail::require_initialized("try_global_ptr()");
   if (!p) return {};
   auto a = reinterpret_cast<const std::byte*>(p);
   for (int r = 0; r < detail::world_size(); ++r) {
     const std::byte* b = detail::segment_base(r);
     if (b && a >= b && a < b + detail::segment_bytes()) return detail::gp_access::make<T>(r, std::uint64_t(a - b));
   }
-  throw bad_global_ptr("accrete::to_global_ptr: address is not inside a node-local segment");
+  return {};
+}
+
+/// As try_global_ptr, but an address outside every node-local segment
+/// throws bad_global_ptr (a null p gives the null global pointer).
+template <class T>
+global_ptr<T> to_global_ptr(T* p) {
+  detail::require_initialized("to_global_ptr()");
+  global_ptr<T> g = try_global_ptr(p);
+  if (p && g.is_null()) throw bad_global_ptr("accrete::to_global_ptr: address is not inside a node-local segment");
+  return g;
 }
 
 }  // namespace accrete

@@ -94,21 +94,12 @@ using accrete::rank_n;
 using accrete::global_ptr;
 using accrete::reinterpret_pointer_cast;
 using accrete::to_global_ptr;
+using accrete::try_global_ptr;
 
 /// The memory kinds (spec: Memory Kinds). Only host memory exists here: a program that
 /// names a device kind does not compile.
 enum class memory_kind { host, any };
 
-/// A null global pointer if p is not in a segment this process can reach
-/// directly (spec: Global Pointers), instead of to_global_ptr's exception.
-template <class T>
-global_ptr<T> try_global_ptr(T* p) {
-  try {
-    return accrete::to_global_ptr(p);
-  } catch (const accrete::bad_global_ptr&) {
-    return {};
-  }
-}
 
 /// static_cast between related element types (spec: Global Pointers). The offset does not
 /// change, so T and U must share their address (single inheritance).
