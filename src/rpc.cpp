@@ -100,9 +100,18 @@ struct parked_msg {
   std::vector<std::byte> message;  // header space + payload, so alignment is preserved
 };
 
+// An awaited reply: its promise, and in the PAR mode the queue of the
+// thread that sent the RPC (the promise is fulfilled there).
+struct reply_slot {
+  std::unique_ptr<reply_base> value;
+  std::shared_ptr<lpc_queue> owner;
+};
+
+// Guarded by the backend lock: in the PAR mode any thread sends RPCs and
+// constructs dist_objects, while the master queue's thread receives.
 struct rpc_state {
   std::uint64_t next_reply = 1;
-  std::unordered_map<std::uint64_t, std::unique_ptr<reply_base>> replies;
+  std::unordered_map<std::uint64_t, reply_slot> replies;
   std::unordered_map<dist_key, void*, key_hash> objects;
   std::unordered_map<dist_key, std::vector<parked_msg>, key_hash> parked;
   std::size_t parked_count = 0;
@@ -136,26 +145,46 @@ const bool reply_handler_registered = [] {
 
 std::uint64_t reply_register(std::unique_ptr<reply_base> slot) {
   (void)reply_handler_registered;
+  std::shared_ptr<lpc_queue> owner = par_mode() ? current_queue() : nullptr;
+  backend_guard g;
   auto id = rs().next_reply++;
-  rs().replies.emplace(id, std::move(slot));
+  rs().replies.emplace(id, reply_slot{std::move(slot), std::move(owner)});
   return id;
 }
 
 void rpc_reply_handler(int source, std::span<const std::byte> payload) {
   reader r(payload, source, am_header_bytes, "RPC reply");
   auto id = r.read<std::uint64_t>();
-  auto it = rs().replies.find(id);
-  if (it == rs().replies.end()) r.fail("unknown reply id " + std::to_string(id));
-  std::unique_ptr<reply_base> slot = std::move(it->second);
-  rs().replies.erase(it);
-  slot->deliver(r);
+  reply_slot slot;
+  {
+    backend_guard g;
+    auto it = rs().replies.find(id);
+    if (it == rs().replies.end()) r.fail("unknown reply id " + std::to_string(id));
+    slot = std::move(it->second);
+    rs().replies.erase(it);
+  }
+  if (!slot.owner || holds_queue(*slot.owner)) return slot.value->deliver(r);
+  // Another thread sent the RPC: the reply is read and its promise
+  // fulfilled there (a copy with header space keeps the alignment).
+  auto copy = std::make_shared<std::vector<std::byte>>(am_header_bytes + payload.size());
+  if (!payload.empty()) std::memcpy(copy->data() + am_header_bytes, payload.data(), payload.size());
+  std::shared_ptr<reply_base> value = std::move(slot.value);
+  post(*slot.owner, [copy, value, source] {
+    reader again(std::span<const std::byte>(*copy).subspan(am_header_bytes), source, am_header_bytes, "RPC reply");
+    (void)again.read<std::uint64_t>();
+    value->deliver(again);
+  });
 }
 
-std::size_t replies_pending() noexcept { return rs().replies.size(); }
+std::size_t replies_pending() noexcept {
+  backend_guard g;
+  return rs().replies.size();
+}
 
 // ---- dist_object registry ------------------------------------------------------
 
 void dist_add(const dist_key& k, void* obj) {
+  backend_guard g;
   auto& s = rs();
   if (!s.objects.emplace(k, obj).second)
     throw error("accrete::dist_object: id (team " + std::to_string(k.team) + ", object " + std::to_string(k.object) +
@@ -179,15 +208,20 @@ void dist_add(const dist_key& k, void* obj) {
     defer([m = std::move(m)] { m.handler(m.source, std::span<const std::byte>(m.message).subspan(am_header_bytes)); });
 }
 
-void dist_remove(const dist_key& k) noexcept { rs().objects.erase(k); }
+void dist_remove(const dist_key& k) noexcept {
+  backend_guard g;
+  rs().objects.erase(k);
+}
 
 void* dist_find(const dist_key& k) noexcept {
+  backend_guard g;
   auto& o = rs().objects;
   auto it = o.find(k);
   return it == o.end() ? nullptr : it->second;
 }
 
 void dist_when(const dist_key& k, std::function<void(void*)> f, const char* who) {
+  backend_guard g;
   auto& s = rs();
   if (void* obj = dist_find(k)) return f(obj);
   if (dist_gone(s, k))
@@ -198,6 +232,7 @@ void dist_when(const dist_key& k, std::function<void(void*)> f, const char* who)
 }
 
 void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::byte> payload) {
+  backend_guard g;
   // Constructed here already, so destroyed: it will never come back, and
   // parking the message would leave its sender waiting without a word.
   if (dist_gone(rs(), k))
@@ -212,9 +247,13 @@ void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::
   ++rs().parked_count;
 }
 
-std::size_t rpc_parked() noexcept { return rs().parked_count; }
+std::size_t rpc_parked() noexcept {
+  backend_guard g;
+  return rs().parked_count;
+}
 
 void dist_registry_clear() noexcept {
+  backend_guard g;
   auto& s = rs();
   s.objects.clear();
   s.parked.clear();

@@ -27,8 +27,10 @@ class failure_printer : public testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   int provided;
-  // The progress thread (ACCRETE_PROGRESS_THREAD=1) needs MPI_THREAD_MULTIPLE.
-  MPI_Init_thread(&argc, &argv, std::getenv("ACCRETE_PROGRESS_THREAD") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED,
+  // The progress thread (ACCRETE_PROGRESS_THREAD=1) and the par thread mode
+  // (ACCRETE_THREAD_MODE=par) need MPI_THREAD_MULTIPLE.
+  const bool multiple = std::getenv("ACCRETE_PROGRESS_THREAD") || std::getenv("ACCRETE_THREAD_MODE");
+  MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED,
                   &provided);
   testing::InitGoogleTest(&argc, argv);
   int rank;

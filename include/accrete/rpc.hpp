@@ -155,7 +155,7 @@ std::optional<dist_key> first_missing(const Tuple& t) {
 /// progress, so that a long burst of sends does not pile up unfinished MPI
 /// requests (the backend's flow control only engages at its byte cap).
 inline void rpc_send(int rank, am_handler h, std::vector<std::byte>&& msg) {
-  static unsigned since_poll = 0;
+  ACCRETE_THREAD_LOCAL unsigned since_poll = 0;  // per thread: the PAR mode sends from several
   am_send_owned(rank, h, std::move(msg));
   if (++since_poll == 64) {
     since_poll = 0;

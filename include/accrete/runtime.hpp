@@ -12,6 +12,14 @@ namespace accrete {
 /// one grammar (docs/semantics.md, "Environment variables"): unset or empty
 /// means the default, anything malformed throws accrete::error naming the
 /// variable, at init().
+/// How many threads use the runtime (init_options::threads).
+enum class thread_mode {
+  /// One thread (the one that called init()) makes every accrete call.
+  seq,
+  /// Several threads may communicate at once; docs/semantics.md, "Threads".
+  par
+};
+
 struct init_options {
   /// Bytes of shared segment per process (default 256 MiB; the environment
   /// variable accepts suffixes K, M, G, T). Segments of all the processes
@@ -33,6 +41,15 @@ struct init_options {
   /// level if the user has not, and throws accrete::error when the MPI
   /// provides less (docs/semantics.md, "Progress thread").
   std::optional<bool> progress_thread;
+  /// The thread mode (ACCRETE_THREAD_MODE=seq|par; default seq). In the
+  /// par mode several threads may issue rput/rget, rpc/rpc_ff, atomics and
+  /// progress at once; each operation's completion runs in the thread that
+  /// started it (in the queue current there: UPC++'s persona), during that
+  /// thread's user-level progress, and RPC bodies run in the thread that
+  /// holds the master queue (the one that called init(), until it lets it
+  /// go). Needs MPI_THREAD_MULTIPLE, as the progress thread does. Costs a
+  /// lock per backend call and an allocation per completion.
+  std::optional<thread_mode> threads;
 };
 
 /// Collective over MPI_COMM_WORLD. Initialises MPI (MPI_THREAD_SERIALIZED,

@@ -7,11 +7,13 @@
 #include "accrete/detail/internal.hpp"
 #include "accrete/array/distribution.hpp"
 #include "accrete/detail/scalar_type.hpp"
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -129,10 +131,14 @@ struct progress_thread_stats {
 };
 progress_thread_stats progress_thread_counts() noexcept;
 
-/// Holds the backend lock while the progress thread runs.
+/// Whether backend_guard locks: with the progress thread, or in the PAR
+/// thread mode (set at init, cleared at finalize).
+bool backend_locking() noexcept;
+
+/// Holds the backend lock while more than one thread may use the backend.
 class backend_guard {
  public:
-  backend_guard() : locked_(progress_thread_running()) {
+  backend_guard() : locked_(backend_locking()) {
     if (locked_) backend_mutex().lock();
   }
   ~backend_guard() {
@@ -144,6 +150,45 @@ class backend_guard {
  private:
   bool locked_;
 };
+
+// ---- threads: the PAR mode ------------------------------------------------------
+// In the PAR thread mode (init_options::threads) several threads use the
+// runtime. Work that must run in a particular thread goes to a queue that
+// thread holds: each thread holds its own default queue and, for the
+// thread that initialised the runtime until it lets go, the master queue.
+// A completion runs in the thread that held the current queue when the
+// operation started, during that thread's user-level progress; RPC bodies
+// run in the master queue's holder. In the SEQ mode (the default) one
+// thread holds both queues and completions run as they always did.
+
+/// A queue of work for the thread that holds it (UPC++: a persona).
+struct lpc_queue {
+  std::mutex m;
+  std::vector<completion> items;
+  std::atomic<std::size_t> count{0};           // items.size(), read without the lock
+  std::atomic<const void*> holder{nullptr};    // the holding thread's marker, or null
+};
+
+/// Whether the runtime runs in the PAR thread mode.
+bool par_mode() noexcept;
+/// The queue on top of the calling thread's stack (its default queue if it
+/// pushed none).
+const std::shared_ptr<lpc_queue>& current_queue();
+/// The calling thread's default queue, and the master queue.
+const std::shared_ptr<lpc_queue>& default_queue();
+const std::shared_ptr<lpc_queue>& master_queue();
+/// Pushes `q` onto the calling thread's stack; throws accrete::error if
+/// another thread holds it. pop_queue takes it off again (it must be on
+/// top; throws otherwise).
+void push_queue(const std::shared_ptr<lpc_queue>& q);
+void pop_queue(const std::shared_ptr<lpc_queue>& q);
+/// Whether the calling thread holds `q`.
+bool holds_queue(const lpc_queue& q) noexcept;
+/// Appends `c` to `q` (any thread).
+void post(lpc_queue& q, completion c);
+/// In the PAR mode, `c` wrapped to run in the current queue's thread (when
+/// run anywhere, the wrapper posts `c` there); `c` itself otherwise.
+completion to_caller(completion c);
 
 // ---- active messages ---------------------------------------------------------
 // A message is a byte payload delivered to a handler on the target during

@@ -75,28 +75,39 @@ void backend_init(const init_options& opts) {
   if (finalized) throw not_initialized("accrete::init: MPI has already been finalized");
   const bool want_thread =
       opts.progress_thread.value_or(env_int("ACCRETE_PROGRESS_THREAD", 0, 1).value_or(0) != 0);
+  bool par = opts.threads == thread_mode::par;
+  if (!opts.threads) {
+    if (auto e = env_word("ACCRETE_THREAD_MODE")) {
+      if (*e != "seq" && *e != "par") throw error("accrete::init: ACCRETE_THREAD_MODE='" + *e + "' is not seq or par");
+      par = *e == "par";
+    }
+  }
+  const bool multiple = want_thread || par;
   int provided = 0;
   if (!inited) {
-    MPI_Init_thread(nullptr, nullptr, want_thread ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED, &provided);
+    MPI_Init_thread(nullptr, nullptr, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED, &provided);
     st.owns_mpi = true;
   } else {
     MPI_Query_thread(&provided);
     st.owns_mpi = false;
   }
-  if (want_thread) {
+  if (multiple) {
 #ifdef ACCRETE_SMPI
     // SMPI runs every simulated process as a thread of one host process;
     // a second thread per simulated process is outside its model.
     if (st.owns_mpi) MPI_Finalize();
-    throw error("accrete::init: the progress thread is not available in an SMPI (ACCRETE_SMPI) build");
+    throw error(std::string("accrete::init: ") + (par ? "the par thread mode" : "the progress thread") +
+                " is not available in an SMPI (ACCRETE_SMPI) build");
 #else
     if (provided < MPI_THREAD_MULTIPLE) {
       if (st.owns_mpi) MPI_Finalize();
       const char* lvl = provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
                         : provided == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
                                                           : "MPI_THREAD_SINGLE";
-      throw error(std::string("accrete::init: the progress thread (ACCRETE_PROGRESS_THREAD / "
-                              "init_options::progress_thread) needs MPI_THREAD_MULTIPLE, but this MPI provides ") +
+      throw error(std::string("accrete::init: ") +
+                  (par ? "the par thread mode (ACCRETE_THREAD_MODE / init_options::threads)"
+                       : "the progress thread (ACCRETE_PROGRESS_THREAD / init_options::progress_thread)") +
+                  " needs MPI_THREAD_MULTIPLE, but this MPI provides " +
                   lvl + (st.owns_mpi ? "" : " (MPI was initialised by the program: use MPI_Init_thread with "
                                             "MPI_THREAD_MULTIPLE)"));
     }
@@ -172,6 +183,7 @@ void backend_init(const init_options& opts) {
   st.up = true;
   st.generation = ++generation_counter;
   watch_init();
+  threads_init(par);
   if (want_thread) start_progress_thread();
   if (st.verbose && st.rank == 0) {
     char ver[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -237,6 +249,7 @@ void backend_finalize() {
   st.generation = 0;
   st.ready.clear();
   st.inbox.clear();
+  threads_finalize();
   if (st.owns_mpi) MPI_Finalize();
 }
 

@@ -50,6 +50,113 @@ std::recursive_mutex& backend_mutex() noexcept {
 }
 
 bool progress_thread_running() noexcept { return st.thread_on; }
+bool backend_locking() noexcept { return st.locking; }
+bool par_mode() noexcept { return st.par; }
+
+// ---- queues held by threads (the PAR mode; backend.hpp) --------------------------
+
+namespace {
+// This thread's marker (its address) and its stack of held queues, the
+// default queue at the bottom once made.
+thread_local char thread_marker;
+thread_local std::vector<std::shared_ptr<lpc_queue>> held;
+thread_local int progress_depth = 0;  // nesting of user_progress() in this thread
+std::shared_ptr<lpc_queue> the_master_queue = std::make_shared<lpc_queue>();
+
+// Runs what the queues this thread holds have collected. Returns whether
+// there was anything.
+bool run_held() {
+  bool any = false;
+  std::exception_ptr err;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    // Copied: a callback may push or pop queues.
+    std::shared_ptr<lpc_queue> q = held[i];
+    if (q->count.load(std::memory_order_acquire) == 0) continue;
+    std::vector<completion> batch;
+    {
+      std::lock_guard<std::mutex> l(q->m);
+      batch.swap(q->items);
+      q->count.store(0, std::memory_order_relaxed);
+    }
+    any = true;
+    for (auto& c : batch) {
+      try {
+        c();
+      } catch (...) {
+        if (!err) err = std::current_exception();
+      }
+    }
+  }
+  if (err) std::rethrow_exception(err);
+  return any;
+}
+}  // namespace
+
+const std::shared_ptr<lpc_queue>& default_queue() {
+  if (held.empty()) {
+    auto q = std::make_shared<lpc_queue>();
+    q->holder.store(&thread_marker);
+    held.push_back(std::move(q));
+  }
+  return held.front();
+}
+
+const std::shared_ptr<lpc_queue>& master_queue() { return the_master_queue; }
+
+const std::shared_ptr<lpc_queue>& current_queue() {
+  default_queue();
+  return held.back();
+}
+
+bool holds_queue(const lpc_queue& q) noexcept { return q.holder.load(std::memory_order_acquire) == &thread_marker; }
+
+void push_queue(const std::shared_ptr<lpc_queue>& q) {
+  default_queue();
+  const void* none = nullptr;
+  if (!holds_queue(*q) && !q->holder.compare_exchange_strong(none, &thread_marker))
+    throw error("accrete: this persona (queue) is held by another thread; a persona is held by one thread at a "
+                "time (release it there first, e.g. end its persona_scope or liberate_master_persona)");
+  held.push_back(q);
+}
+
+void pop_queue(const std::shared_ptr<lpc_queue>& q) {
+  if (held.size() < 2 || held.back() != q)
+    throw error("accrete: releasing a persona (queue) that is not on top of this thread's stack (persona_scopes "
+                "end in the reverse order of their start, in the thread that started them)");
+  held.pop_back();
+  if (std::find(held.begin(), held.end(), q) == held.end()) q->holder.store(nullptr, std::memory_order_release);
+}
+
+void post(lpc_queue& q, completion c) {
+  std::lock_guard<std::mutex> l(q.m);
+  q.items.push_back(std::move(c));
+  q.count.store(q.items.size(), std::memory_order_release);
+}
+
+completion to_caller(completion c) {
+  if (!st.par) return c;
+  return [q = current_queue(), c = std::move(c)]() mutable { post(*q, std::move(c)); };
+}
+
+void threads_init(bool par) {
+  st.par = par;
+  st.locking = par || st.thread_on;
+  the_master_queue = std::make_shared<lpc_queue>();
+  push_queue(the_master_queue);  // the initialising thread holds the master queue
+}
+
+void threads_finalize() {
+  // The finalizing thread must hold the master queue (UPC++: the master
+  // persona); it lets go of it and of any queue it pushed since.
+  while (held.size() > 1) {
+    std::shared_ptr<lpc_queue> q = held.back();
+    held.pop_back();
+    q->holder.store(nullptr);
+  }
+  the_master_queue = std::make_shared<lpc_queue>();
+  st.par = false;
+  st.locking = st.thread_on;
+}
 
 void note_flush_target(int rank) {
   backend_guard g;
@@ -97,7 +204,7 @@ MPI_Win segment_window() noexcept { return st.world_win; }
 void after_flush(completion done, int rank) {
   backend_guard g;
   note_flush_target(rank);
-  st.await_flush.push_back(std::move(done));
+  st.await_flush.push_back(to_caller(std::move(done)));
 }
 // ---- RMA ----------------------------------------------------------------------
 
@@ -124,7 +231,7 @@ void put_remote(int rank, std::uint64_t offset, const void* src, std::size_t byt
   // MPI_Put is complete at the target only after a flush; puts issued
   // together share one flush at the next poll.
   note_flush_target(rank);
-  st.await_flush.push_back(std::move(done));
+  st.await_flush.push_back(to_caller(std::move(done)));
 }
 
 void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, completion done) {
@@ -133,17 +240,34 @@ void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, co
   // Like puts, gets complete at the next flush: one MPI call for everything
   // outstanding instead of a request per get.
   note_flush_target(rank);
-  st.await_flush.push_back(std::move(done));
+  st.await_flush.push_back(to_caller(std::move(done)));
 }
 
 void await_flush_then(int rank, completion done) {
   backend_guard g;
   note_flush_target(rank);
-  st.await_flush.push_back(std::move(done));
+  st.await_flush.push_back(to_caller(std::move(done)));
 }
 
 namespace {
 void await_counted(int rank, state_base* s) {
+  if (st.par) {
+    // The state belongs to the issuing thread: it is counted down there.
+    add_ref(s);
+    note_flush_target(rank);
+    st.await_flush.push_back(to_caller([s] {
+      if (--s->deps == 0) {
+        struct drop {
+          state_base* s;
+          ~drop() { release(s); }
+        } d{s};
+        on_ready(s);
+      } else {
+        release(s);
+      }
+    }));
+    return;
+  }
   note_flush_target(rank);
   auto& v = st.await_flush_counted;
   if (!v.empty() && v.back().s == s) {
@@ -207,7 +331,7 @@ void get_remote(int rank, std::uint64_t offset, void* dst, std::size_t bytes, st
 void track_request(MPI_Request r, completion done) {
   backend_guard g;
   st.reqs.push_back(r);
-  st.req_done.push_back(std::move(done));
+  st.req_done.push_back(to_caller(std::move(done)));
   st.req_ticket.emplace_back();
 }
 
@@ -270,22 +394,26 @@ void user_progress() {
   // past this depth the stack would soon overflow without a word.
   struct nesting {
     nesting() {
-      if (st.progress_depth >= max_progress_depth)
+      if (progress_depth >= max_progress_depth)
         throw error("accrete: user-level progress nested " + std::to_string(max_progress_depth) +
                     " deep (RPC bodies or callbacks that wait on work that runs more of them, recursively); "
                     "the limit guards the stack");
-      ++st.progress_depth;
+      ++progress_depth;
     }
-    ~nesting() { --st.progress_depth; }
+    ~nesting() { --progress_depth; }
   } depth;
+  // RPC bodies run in the thread that holds the master queue (always this
+  // one in the SEQ mode).
+  const bool master = !st.par || holds_queue(*the_master_queue);
   {
     backend_guard g;
     rethrow_thread_error();
-    // With the progress thread, user handlers must not run under the
-    // backend lock (the thread would stall behind user code), so ring
-    // messages take the copying path like the thread's own polls.
-    const bool ran_ring = receive_ring_messages(!st.thread_on);
-    poll_impl(false);
+    // While the backend lock is taken (progress thread, PAR mode), user
+    // handlers must not run under it (other threads would stall behind
+    // user code), so ring messages take the copying path like internal
+    // polls do.
+    const bool ran_ring = master && receive_ring_messages(!st.locking);
+    poll_impl(!master);
     // A wait loop should yield only when progress found nothing to do: a
     // process serving requests must keep serving (measured: 3.4x more RPC
     // round trips per second when busy progress does not yield).
@@ -305,7 +433,9 @@ void user_progress() {
     }
     c();
   }
+  run_held();
   for (;;) {
+    if (!master) break;
     state_t::inbound m;
     {
       backend_guard g;
@@ -337,7 +467,7 @@ void os_yield() noexcept {
 
 void defer(completion c) {
   backend_guard g;
-  st.ready.push_back(std::move(c));
+  st.ready.push_back(to_caller(std::move(c)));
 }
 
 bool last_progress_active() noexcept {
@@ -404,6 +534,7 @@ void start_progress_thread() {
   st.thread_stop.store(false);
   st.thread_passes = st.thread_active_passes = 0;
   st.thread_on = true;
+  st.locking = true;
   st.thread = std::thread(progress_loop);
 }
 
@@ -412,6 +543,7 @@ void stop_progress_thread() {
   st.thread_stop.store(true, std::memory_order_release);
   st.thread.join();
   st.thread_on = false;
+  st.locking = st.par;
 }
 
 progress_thread_stats progress_thread_counts() noexcept {

@@ -57,7 +57,6 @@ struct state_t {
   std::vector<int> flush_targets;       // their targets, each once
   std::vector<std::uint8_t> flush_marked;  // per rank: listed in flush_targets
   bool flush_all = false;                  // a target was unknown: flush every rank
-  int progress_depth = 0;                  // nesting of user_progress()
   std::vector<MPI_Request> reqs;        // other outstanding requests
   std::vector<completion> req_done;
   // Parallel to reqs: the collective a request belongs to, watched for
@@ -123,6 +122,8 @@ struct state_t {
   // thread_stop; thread_error is what it threw, rethrown on the driving
   // thread by the next poll.
   bool thread_on = false;
+  bool par = false;      // the PAR thread mode (init_options::threads)
+  bool locking = false;  // thread_on || par: backend_guard locks
   std::thread thread;
   std::atomic<bool> thread_stop{false};
   std::exception_ptr thread_error;
@@ -202,6 +203,10 @@ void wait_request(MPI_Request* r, const collective_ticket& t);
 // Starts the progress thread (the last step of init) / stops and joins it
 // (the first step of finalize).
 void start_progress_thread();
+// The thread mode (progress.cpp): at init, the calling thread holds the
+// master queue; at finalize it lets go of every queue it pushed.
+void threads_init(bool par);
+void threads_finalize();
 void stop_progress_thread();
 // messages.cpp
 void open_rings();

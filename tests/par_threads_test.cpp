@@ -1,0 +1,177 @@
+// The PAR thread mode (init_options::threads, ACCRETE_THREAD_MODE=par;
+// registered in par_threads.cmake): several threads of a process issue
+// rput/rget, rpc and atomics at once, while the thread that called init()
+// makes progress. Checked exactly:
+//  - every thread's puts land and read back;
+//  - a completion runs in the thread that started the operation;
+//  - RPC bodies run in the thread that holds the master queue;
+//  - every atomic add counts;
+//  - a queue (persona) is held by one thread at a time.
+// CI runs it under ThreadSanitizer (label tsan) as well.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#define ACCRETE_INTERNAL_INCLUDE
+#include "accrete/accrete.hpp"
+#include "accrete/detail/backend.hpp"
+
+using namespace accrete;
+
+namespace {
+
+template <class T>
+std::vector<global_ptr<T>> exchange(global_ptr<T> mine) {
+  std::vector<global_ptr<T>> all(rank_n());
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, world().mpi_comm());
+  return all;
+}
+
+constexpr int kThreads = 3;
+constexpr std::size_t kPer = 512;  // elements each thread writes to its neighbour
+constexpr int kRpcs = 20, kAdds = 50;
+
+std::uint64_t value(int rank, int thread, std::size_t i) {
+  return (std::uint64_t(rank) << 40) | (std::uint64_t(thread) << 20) | i;
+}
+
+// The thread that initialised the runtime (the master queue's holder).
+std::thread::id master_thread;
+
+// Runs `body(t)` on kThreads threads while this thread makes progress
+// (incoming RPC bodies run here), then joins them.
+template <class Body>
+void on_threads(Body body) {
+  std::atomic<int> done{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      body(t);
+      done.fetch_add(1);
+    });
+  while (done.load() < kThreads) {
+    progress();
+    std::this_thread::yield();
+  }
+  for (auto& th : ts) th.join();
+}
+
+}  // namespace
+
+TEST(ParThreads, Enabled) {
+  EXPECT_TRUE(detail::par_mode());
+  EXPECT_TRUE(detail::holds_queue(*detail::master_queue()));
+  master_thread = std::this_thread::get_id();
+}
+
+TEST(ParThreads, RmaRpcAndAtomicsFromSeveralThreads) {
+  const int me = rank_me(), n = rank_n(), right = (me + 1) % n, left = (me + n - 1) % n;
+  auto mine = new_array<std::uint64_t>(kThreads * kPer);
+  auto all = exchange(mine);
+  auto counter = new_<std::int64_t>(0);
+  auto counters = exchange(counter);
+  atomic_domain<std::int64_t> ad;
+  barrier();
+
+  std::atomic<int> bad_data{0}, foreign_completions{0}, rpc_off_master{0};
+  on_threads([&](int t) {
+    const global_ptr<std::uint64_t> dst = all[right] + std::ptrdiff_t(t * kPer);
+    std::vector<std::uint64_t> src(kPer), back(kPer);
+    for (std::size_t i = 0; i < kPer; ++i) src[i] = value(me, t, i);
+    promise<> flood;
+    for (std::size_t i = 0; i < kPer; i += 8) rput(src.data() + i, dst + std::ptrdiff_t(i), 8, flood);
+    flood.finalize().wait();
+    rget(dst, back.data(), kPer).wait();
+    if (back != src) bad_data.fetch_add(1);
+
+    // Completions run here, in the thread that started the operation.
+    const std::thread::id self = std::this_thread::get_id();
+    // This thread pauses before it waits, so the thread that called init()
+    // (making progress all the while) completes the operation meanwhile: a
+    // completion it ran itself would show here.
+    std::thread::id ran_on;
+    auto got = rget(dst, back.data(), 1).then([&ran_on] { ran_on = std::this_thread::get_id(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    got.wait();
+    if (ran_on != self) foreign_completions.fetch_add(1);
+    for (int k = 0; k < kRpcs; ++k) {
+      std::thread::id then_on;
+      auto f = rpc(right, [] { return std::this_thread::get_id() == master_thread; }).then([&then_on](bool b) {
+        then_on = std::this_thread::get_id();
+        return b;
+      });
+      if (k % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const bool on_master = f.wait();
+      if (!on_master) rpc_off_master.fetch_add(1);
+      if (then_on != self) foreign_completions.fetch_add(1);
+    }
+    for (int k = 0; k < kAdds; ++k) ad.fetch_add(counters[right], 1).wait();
+  });
+  barrier();
+
+  EXPECT_EQ(bad_data.load(), 0);
+  EXPECT_EQ(foreign_completions.load(), 0);
+  EXPECT_EQ(rpc_off_master.load(), 0);
+  for (int t = 0; t < kThreads; ++t)
+    for (std::size_t i = 0; i < kPer; ++i)
+      ASSERT_EQ(mine.local()[t * kPer + i], value(left, t, i)) << "thread " << t << ", element " << i;
+  EXPECT_EQ(ad.load(counter).wait(), std::int64_t(kThreads) * kAdds);
+  barrier();
+  ad.destroy();
+  delete_(counter);
+  delete_array(mine);
+}
+
+// rpc_ff from several threads: each body counts once at the target, in
+// the master queue's thread.
+std::atomic<int> ff_count{0};
+
+TEST(ParThreads, FireAndForgetFromSeveralThreads) {
+  ff_count.store(0);
+  barrier();
+  const int n = rank_n();
+  on_threads([&](int t) {
+    for (int r = 0; r < n; ++r)
+      rpc_ff(r, [](int) { ff_count.fetch_add(std::this_thread::get_id() == master_thread ? 1 : 1000); }, t);
+  });
+  // Everyone sent kThreads messages to everyone.
+  while (ff_count.load() < kThreads * n) {
+    progress();
+    std::this_thread::yield();
+  }
+  barrier();
+  EXPECT_EQ(ff_count.load(), kThreads * n);
+}
+
+// A queue is held by one thread at a time; its work runs in the holder's
+// progress; queues are released in the reverse order of their pushes.
+TEST(ParThreads, QueueHeldByOneThreadAtATime) {
+  auto q = std::make_shared<detail::lpc_queue>();
+  detail::push_queue(q);
+  EXPECT_TRUE(detail::holds_queue(*q));
+  std::thread other([&] {
+    EXPECT_FALSE(detail::holds_queue(*q));
+    EXPECT_THROW(detail::push_queue(q), error);
+    detail::post(*q, [] {});  // posting is allowed from anywhere
+  });
+  other.join();
+  int ran = 0;
+  detail::post(*q, [&ran] { ++ran; });
+  progress();
+  EXPECT_EQ(ran, 1);
+  EXPECT_THROW(detail::pop_queue(detail::master_queue()), error);  // q is on top
+  detail::pop_queue(q);
+  EXPECT_FALSE(detail::holds_queue(*q));
+  std::thread taker([&] {
+    detail::push_queue(q);  // free again: another thread may take it
+    EXPECT_TRUE(detail::holds_queue(*q));
+    detail::pop_queue(q);
+  });
+  taker.join();
+}
