@@ -175,3 +175,83 @@ TEST(ParThreads, QueueHeldByOneThreadAtATime) {
   });
   taker.join();
 }
+
+// Personas: every thread has its own default persona; lpc runs work in a
+// persona's holder and readies its future in the caller's thread.
+TEST(ParThreads, PersonasAndLpc) {
+  const std::thread::id self = std::this_thread::get_id();
+  EXPECT_EQ(&current_persona(), &master_persona());
+  EXPECT_TRUE(master_persona().active_with_caller());
+  EXPECT_TRUE(default_persona().active_with_caller());
+  persona* main_default = &default_persona();
+  std::atomic<int> wrong{0};
+  on_threads([&](int t) {
+    const std::thread::id me_thread = std::this_thread::get_id();
+    if (&default_persona() == main_default || &current_persona() != &default_persona()) wrong.fetch_add(1);
+    if (master_persona().active_with_caller()) wrong.fetch_add(1);
+    // Work for the master persona runs in the thread that holds it; the
+    // result comes back here.
+    std::thread::id then_on;
+    auto f = master_persona().lpc([t] { return std::make_pair(std::this_thread::get_id(), t); });
+    auto [ran_on, echoed] = f.then([&then_on](std::pair<std::thread::id, int> v) {
+                               then_on = std::this_thread::get_id();
+                               return v;
+                             })
+                                .wait();
+    if (ran_on != self || echoed != t || then_on != me_thread) wrong.fetch_add(1);
+    // A persona of another thread cannot be pushed here.
+    try {
+      persona_scope s(master_persona());
+      wrong.fetch_add(1);
+    } catch (const error&) {
+    }
+    try {
+      liberate_master_persona();
+      wrong.fetch_add(1);
+    } catch (const error&) {
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// The master persona moves: after liberate_master_persona another thread
+// takes it, and RPC bodies run there; the RPC's reply still comes back to
+// the thread that sent it.
+std::thread::id rpc_body_thread;
+
+TEST(ParThreads, MasterPersonaMovesToAnotherThread) {
+  liberate_master_persona();
+  EXPECT_FALSE(master_persona().active_with_caller());
+  EXPECT_THROW(liberate_master_persona(), error);
+  std::atomic<bool> stop{false}, holding{false};
+  std::thread::id server_id;
+  std::thread server([&] {
+    persona_scope scope(master_persona());
+    server_id = std::this_thread::get_id();
+    holding.store(true);
+    while (!stop.load()) {
+      progress();
+      std::this_thread::yield();
+    }
+  });
+  while (!holding.load()) std::this_thread::yield();
+  std::thread::id then_on;
+  const int got = rpc(rank_me(), [] {
+                    rpc_body_thread = std::this_thread::get_id();
+                    return 7;
+                  })
+                      .then([&then_on](int v) {
+                        then_on = std::this_thread::get_id();
+                        return v;
+                      })
+                      .wait();
+  stop.store(true);
+  server.join();
+  EXPECT_EQ(got, 7);
+  EXPECT_EQ(rpc_body_thread, server_id);
+  EXPECT_EQ(then_on, std::this_thread::get_id());
+  // Back to the thread that called init(), for the tests that follow.
+  detail::push_queue(detail::master_queue());
+  EXPECT_TRUE(master_persona().active_with_caller());
+  barrier();
+}

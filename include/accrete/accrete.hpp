@@ -7,6 +7,7 @@
 #include "accrete/error.hpp"
 #include "accrete/future.hpp"
 #include "accrete/global_ptr.hpp"
+#include "accrete/persona.hpp"
 #include "accrete/progress.hpp"
 #include "accrete/promise.hpp"
 #include "accrete/remote_completion.hpp"

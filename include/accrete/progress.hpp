@@ -11,8 +11,11 @@
 namespace accrete {
 
 /// User-level progress: polls outstanding MPI operations and incoming
-/// messages, then runs ready callbacks and handlers. Not thread-safe: call it
-/// from the thread that drives the runtime.
+/// messages, then runs ready callbacks and the work of the personas the
+/// calling thread holds; RPC bodies run only in the thread holding the
+/// master persona. In the seq thread mode call it from the thread that
+/// drives the runtime; in par, from any thread (docs/semantics.md,
+/// "Threads").
 void progress();
 
 /// How much progress a progress(level) call makes: internal progress only

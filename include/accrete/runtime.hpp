@@ -6,12 +6,6 @@
 
 namespace accrete {
 
-/// Options for init(). Unset values come from the environment
-/// (ACCRETE_SEGMENT_SIZE, ACCRETE_NODE_SIZE, ACCRETE_VERBOSE,
-/// ACCRETE_PROGRESS_THREAD) or defaults. Every ACCRETE_* variable follows
-/// one grammar (docs/semantics.md, "Environment variables"): unset or empty
-/// means the default, anything malformed throws accrete::error naming the
-/// variable, at init().
 /// How many threads use the runtime (init_options::threads).
 enum class thread_mode {
   /// One thread (the one that called init()) makes every accrete call.
@@ -20,6 +14,12 @@ enum class thread_mode {
   par
 };
 
+/// Options for init(). Unset values come from the environment
+/// (ACCRETE_SEGMENT_SIZE, ACCRETE_NODE_SIZE, ACCRETE_VERBOSE,
+/// ACCRETE_PROGRESS_THREAD, ACCRETE_THREAD_MODE) or defaults. Every
+/// ACCRETE_* variable follows one grammar (docs/semantics.md, "Environment
+/// variables"): unset or empty means the default, anything malformed
+/// throws accrete::error naming the variable, at init().
 struct init_options {
   /// Bytes of shared segment per process (default 256 MiB; the environment
   /// variable accepts suffixes K, M, G, T). Segments of all the processes

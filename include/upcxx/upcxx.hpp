@@ -8,8 +8,9 @@
 //
 // What is here and what differs from the specification, chapter by
 // chapter, is in docs/upcxx.md. In short:
-//  - Thread mode: SEQ (UPCXX_THREADMODE is undefined). Call every upcxx
-//    function from the thread that called init().
+//  - Thread mode: SEQ by default; PAR (several threads communicating, each
+//    through its personas) with ACCRETE_THREAD_MODE=par or when the program
+//    is compiled with UPCXX_THREADMODE defined non-zero.
 //  - Completions: operation_cx, source_cx and remote_cx, composed with |,
 //    on rput, rget and copy. Notifications are eager: a future or promise
 //    completion whose operation finished inside the call (a node-local
@@ -34,12 +35,14 @@
 #include <vector>
 
 #include "accrete/accrete.hpp"
+#include "accrete/persona.hpp"
 
 /// The UPC++ release whose API this layer provides, as [YYYY][MM][PP].
 #define UPCXX_VERSION 20201000L
 /// The UPC++ v1.0 specification revision this layer follows (2020.10).
 #define UPCXX_SPEC_VERSION 20201000L
-// UPCXX_THREADMODE stays undefined: the SEQ thread mode (spec: Progress, thread modes).
+// UPCXX_THREADMODE is the program's: defined non-zero (-DUPCXX_THREADMODE=1),
+// init() asks for the par thread mode (spec: Personas, thread modes).
 
 /// The UPC++ API on accrete (see the file comment).
 namespace upcxx {
@@ -66,7 +69,11 @@ inline init_state& init_counter() {
 inline void init() {
   auto& s = detail::init_counter();
   if (s.count == 0 && !accrete::initialized()) {
-    accrete::init();
+    accrete::init_options o;
+#if defined(UPCXX_THREADMODE) && (UPCXX_THREADMODE + 0) != 0
+    o.threads = accrete::thread_mode::par;
+#endif
+    accrete::init(o);
     s.owned = true;
   }
   ++s.count;
@@ -227,98 +234,18 @@ inline void progress(progress_level level = progress_level::user) { accrete::pro
 using accrete::discharge;
 using accrete::progress_required;
 
-// ---- Personas (SEQ thread mode) ------------------------------------------------------
+// ---- Personas -----------------------------------------------------------------------------------
 
-/// An agent that runs callbacks (spec: Personas). In the SEQ thread mode
-/// every persona is held by the thread that called init(), and lpc(f) runs
-/// f in that thread's next user-level progress.
-class persona {
- public:
-  persona() = default;
-  persona(const persona&) = delete;
-  persona& operator=(const persona&) = delete;
-  /// Whether the calling thread holds this persona (SEQ: the driving thread
-  /// holds them all).
-  bool active_with_caller() const noexcept { return true; }
-  /// Runs f() during the holder's next user-level progress; the future
-  /// gets f's result (a future result is flattened).
-  template <class F>
-  auto lpc(F&& f) {
-    using R = std::invoke_result_t<std::decay_t<F>&>;
-    auto g = std::make_shared<std::decay_t<F>>(std::forward<F>(f));
-    if constexpr (accrete::detail::is_future_v<R>) {
-      auto pr = std::make_shared<promise<>>();
-      auto out = std::make_shared<R>();
-      accrete::run_at_progress([pr, out, g] {
-        *out = (*g)();
-        pr->require_anonymous(1);
-        out->then([pr](const auto&...) { pr->fulfill_anonymous(1); });
-        pr->finalize();
-      });
-      return pr->get_future().then([out] { return *out; });
-    } else if constexpr (std::is_void_v<R>) {
-      auto pr = std::make_shared<promise<>>();
-      accrete::run_at_progress([pr, g] {
-        (*g)();
-        pr->finalize();
-      });
-      return pr->get_future();
-    } else {
-      auto pr = std::make_shared<promise<R>>();
-      accrete::run_at_progress([pr, g] {
-        pr->fulfill_result((*g)());
-        pr->finalize();
-      });
-      return pr->get_future();
-    }
-  }
-  /// Runs f() during the holder's next user-level progress; no completion.
-  template <class F>
-  void lpc_ff(F&& f) {
-    accrete::run_at_progress([g = std::make_shared<std::decay_t<F>>(std::forward<F>(f))] { (*g)(); });
-  }
-};
-
-namespace detail {
-inline persona& the_master() {
-  static persona p;
-  return p;
-}
-inline persona& the_default() {
-  static persona p;
-  return p;
-}
-}  // namespace detail
-
-/// The persona of the thread that called init(), its own default persona,
-/// and the one on top of the calling thread's stack (spec: Personas).
-///@{
-inline persona& master_persona() { return detail::the_master(); }
-inline persona& default_persona() { return detail::the_default(); }
-inline persona& current_persona() { return detail::the_master(); }
-///@}
-
-/// Pushes a persona for the scope (SEQ: every persona is already the
-/// driving thread's, so this only checks its argument's use).
-class persona_scope {
- public:
-  explicit persona_scope(persona&) {}
-  template <class Mutex>
-  persona_scope(Mutex& m, persona&) : unlock_([&m] { m.unlock(); }) {
-    m.lock();
-  }
-  persona_scope(const persona_scope&) = delete;
-  persona_scope& operator=(const persona_scope&) = delete;
-  ~persona_scope() {
-    if (unlock_) unlock_();
-  }
-
- private:
-  std::function<void()> unlock_;
-};
-
-/// SEQ: the master persona stays with the driving thread; nothing to do.
-inline void liberate_master_persona() {}
+/// Agents that run callbacks, held by threads (spec: Personas;
+/// accrete/persona.hpp). In the par thread mode (ACCRETE_THREAD_MODE=par,
+/// or a program compiled with UPCXX_THREADMODE=1) several threads
+/// communicate, each through the personas it holds.
+using accrete::current_persona;
+using accrete::default_persona;
+using accrete::liberate_master_persona;
+using accrete::master_persona;
+using accrete::persona;
+using accrete::persona_scope;
 
 // ---- Completion -----------------------------------------------------------------------
 

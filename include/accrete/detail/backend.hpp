@@ -5,6 +5,7 @@
 // the backend sees MPI (this header does not include <mpi.h>, so neither
 // does any data structure built on it).
 #include "accrete/detail/internal.hpp"
+#include "accrete/detail/lpc_queue.hpp"
 #include "accrete/array/distribution.hpp"
 #include "accrete/detail/scalar_type.hpp"
 #include <atomic>
@@ -161,31 +162,8 @@ class backend_guard {
 // run in the master queue's holder. In the SEQ mode (the default) one
 // thread holds both queues and completions run as they always did.
 
-/// A queue of work for the thread that holds it (UPC++: a persona).
-struct lpc_queue {
-  std::mutex m;
-  std::vector<completion> items;
-  std::atomic<std::size_t> count{0};           // items.size(), read without the lock
-  std::atomic<const void*> holder{nullptr};    // the holding thread's marker, or null
-};
-
 /// Whether the runtime runs in the PAR thread mode.
 bool par_mode() noexcept;
-/// The queue on top of the calling thread's stack (its default queue if it
-/// pushed none).
-const std::shared_ptr<lpc_queue>& current_queue();
-/// The calling thread's default queue, and the master queue.
-const std::shared_ptr<lpc_queue>& default_queue();
-const std::shared_ptr<lpc_queue>& master_queue();
-/// Pushes `q` onto the calling thread's stack; throws accrete::error if
-/// another thread holds it. pop_queue takes it off again (it must be on
-/// top; throws otherwise).
-void push_queue(const std::shared_ptr<lpc_queue>& q);
-void pop_queue(const std::shared_ptr<lpc_queue>& q);
-/// Whether the calling thread holds `q`.
-bool holds_queue(const lpc_queue& q) noexcept;
-/// Appends `c` to `q` (any thread).
-void post(lpc_queue& q, completion c);
 /// In the PAR mode, `c` wrapped to run in the current queue's thread (when
 /// run anywhere, the wrapper posts `c` there); `c` itself otherwise.
 completion to_caller(completion c);

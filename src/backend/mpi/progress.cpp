@@ -17,6 +17,37 @@
 namespace accrete::detail {
 
 namespace {
+// Counts down, in the owner's thread, the states of one owner's batch.
+void count_down(const std::vector<state_t::counted>& batch) {
+  std::exception_ptr err;
+  for (const auto& c : batch) {
+    c.s->deps -= c.n;
+    if (c.s->deps == 0) {
+      try {
+        on_ready(c.s);
+      } catch (...) {
+        if (!err) err = std::current_exception();
+      }
+    }
+    release(c.s);
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+// par: hands the flushed counted completions to their owners' queues, one
+// batch per owner (no allocation per operation).
+void post_counted_to_owners() {
+  auto& all = st.await_flush_counted;
+  for (const auto& q : st.counted_owners) {
+    std::vector<state_t::counted> mine;
+    for (const auto& c : all)
+      if (c.owner == q.get()) mine.push_back(c);
+    if (!mine.empty()) post(*q, [mine = std::move(mine)] { count_down(mine); });
+  }
+  all.clear();
+  st.counted_owners.clear();
+}
+
 // Completes every outstanding put and get with one flush per target.
 // MPI_Win_flush_all is avoided on purpose: with MPICH 4.0.2 (ch4:ucx) it
 // returned before small puts had left the origin buffer (reproduced by
@@ -33,7 +64,9 @@ bool flush_rma() {
   st.flush_all = false;
   for (auto& c : st.await_flush) st.ready.push_back(std::move(c));
   st.await_flush.clear();
-  if (st.ready_counted.empty())
+  if (st.par) {
+    post_counted_to_owners();
+  } else if (st.ready_counted.empty())
     st.ready_counted.swap(st.await_flush_counted);
   else
     st.ready_counted.insert(st.ready_counted.end(), st.await_flush_counted.begin(), st.await_flush_counted.end());
@@ -251,31 +284,22 @@ void await_flush_then(int rank, completion done) {
 
 namespace {
 void await_counted(int rank, state_base* s) {
-  if (st.par) {
-    // The state belongs to the issuing thread: it is counted down there.
-    add_ref(s);
-    note_flush_target(rank);
-    st.await_flush.push_back(to_caller([s] {
-      if (--s->deps == 0) {
-        struct drop {
-          state_base* s;
-          ~drop() { release(s); }
-        } d{s};
-        on_ready(s);
-      } else {
-        release(s);
-      }
-    }));
-    return;
-  }
   note_flush_target(rank);
+  // par: the state belongs to the issuing thread and is counted down there.
+  lpc_queue* owner = nullptr;
+  if (st.par) {
+    const auto& q = current_queue();
+    owner = q.get();
+    if (std::find(st.counted_owners.begin(), st.counted_owners.end(), q) == st.counted_owners.end())
+      st.counted_owners.push_back(q);
+  }
   auto& v = st.await_flush_counted;
-  if (!v.empty() && v.back().s == s) {
+  if (!v.empty() && v.back().s == s && v.back().owner == owner) {
     ++v.back().n;
     return;
   }
   add_ref(s);
-  v.push_back({s, 1});
+  v.push_back({s, 1, owner});
 }
 
 // Fulfils the counted completions whose transfers were flushed. Fulfilling
@@ -291,7 +315,8 @@ void run_counted() {
     batch.swap(st.ready_counted);
   }
   std::exception_ptr err;
-  for (auto [s, n] : batch) {
+  for (auto [s, n, owner] : batch) {
+    (void)owner;  // seq: always null
     s->deps -= n;
     if (s->deps == 0) {
       try {

@@ -71,8 +71,11 @@ struct state_t {
   struct counted {
     state_base* s;
     std::intptr_t n;
+    lpc_queue* owner;  // par: the queue of the thread that issued it (else null)
   };
   std::vector<counted> await_flush_counted, ready_counted, spare_counted;
+  // par: the owners named in await_flush_counted, kept alive until the flush
+  std::vector<std::shared_ptr<lpc_queue>> counted_owners;
   // Operands of atomics issued and not yet flushed: MPI may read an origin
   // buffer until the operation completes. Stable addresses (a deque);
   // emptied by every flush.

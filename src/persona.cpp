@@ -1,0 +1,61 @@
+// Personas (accrete/persona.hpp) over the backend's queues held by threads.
+#include "accrete/persona.hpp"
+
+#include <vector>
+
+#include "accrete/detail/backend.hpp"
+
+namespace accrete {
+
+namespace {
+// The personas this thread pushed with persona_scope, innermost last.
+thread_local std::vector<persona*> scoped;
+}  // namespace
+
+persona& master_persona() {
+  static persona p(detail::master_queue());
+  // A new runtime (finalize, then init again) has a new master queue.
+  if (p.q_ != detail::master_queue()) p.q_ = detail::master_queue();
+  return p;
+}
+
+persona& default_persona() {
+  thread_local persona p(detail::default_queue());
+  return p;
+}
+
+persona& current_persona() {
+  const auto& top = detail::current_queue();
+  if (!scoped.empty() && scoped.back()->queue() == top) return *scoped.back();
+  if (top == detail::master_queue()) return master_persona();
+  return default_persona();
+}
+
+persona_scope::persona_scope(persona& p) { enter(p); }
+
+void persona_scope::enter(persona& p) {
+  detail::push_queue(p.queue());
+  scoped.push_back(&p);
+  p_ = &p;
+}
+
+persona_scope::~persona_scope() {
+  try {
+    detail::pop_queue(p_->queue());
+  } catch (...) {
+    // A scope ended out of order: the stack is left as it is (the error is
+    // the program's; a destructor cannot report it).
+  }
+  if (!scoped.empty() && scoped.back() == p_) scoped.pop_back();
+  if (unlock_) unlock_();
+}
+
+void liberate_master_persona() {
+  const auto& m = detail::master_queue();
+  if (!detail::holds_queue(*m) || detail::current_queue() != m)
+    throw error("accrete::liberate_master_persona: the calling thread does not have the master persona on top of "
+                "its stack (call it from the thread that called init(), outside any persona_scope)");
+  detail::pop_queue(m);
+}
+
+}  // namespace accrete
