@@ -21,17 +21,11 @@
 #define ACCRETE_INTERNAL_INCLUDE
 #include "accrete/accrete.hpp"
 #include "accrete/detail/backend.hpp"
+#include "exchange.hpp"
 
 using namespace accrete;
 
 namespace {
-
-template <class T>
-std::vector<global_ptr<T>> exchange(global_ptr<T> mine) {
-  std::vector<global_ptr<T>> all(rank_n());
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, world().mpi_comm());
-  return all;
-}
 
 constexpr int kThreads = 3;
 constexpr std::size_t kPer = 512;  // elements each thread writes to its neighbour

@@ -23,6 +23,7 @@
 #include "accrete/accrete.hpp"
 #include "accrete/detail/backend.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
+#include "exchange.hpp"
 
 using namespace accrete;
 
@@ -30,13 +31,6 @@ namespace {
 
 double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-template <class T>
-std::vector<global_ptr<T>> exchange(global_ptr<T> mine) {
-  std::vector<global_ptr<T>> all(rank_n());
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, world().mpi_comm());
-  return all;
 }
 
 // Written by RPC bodies: the thread they ran on, and whether they ran.

@@ -9,18 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "accrete/accrete.hpp"
+#include "exchange.hpp"
 
 using namespace accrete;
 
 namespace {
-// Every rank's global pointer to a symmetric allocation, gathered with MPI.
-template <class T>
-std::vector<global_ptr<T>> exchange(global_ptr<T> mine) {
-  std::vector<global_ptr<T>> all(rank_n());
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, world().mpi_comm());
-  return all;
-}
-
 std::uint64_t pattern(int rank, std::size_t i, int salt) {
   return (std::uint64_t(rank) << 40) ^ (i * 2654435761u) ^ std::uint64_t(salt);
 }

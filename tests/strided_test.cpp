@@ -12,6 +12,7 @@
 
 #include "accrete/accrete.hpp"
 #include "accrete/rma_strided.hpp"
+#include "exchange.hpp"
 
 using namespace accrete;
 
@@ -19,13 +20,6 @@ namespace {
 
 using u64 = std::uint64_t;
 constexpr std::size_t kArr = 4096;  // elements of each remote array
-
-template <class T>
-std::vector<global_ptr<T>> exchange(global_ptr<T> mine) {
-  std::vector<global_ptr<T>> all(rank_n());
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, world().mpi_comm());
-  return all;
-}
 
 u64 pat(int salt, std::size_t i) { return (u64(salt) << 32) ^ (i * 2654435761u) ^ 0x5a5a; }
 

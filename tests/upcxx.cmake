@@ -8,3 +8,18 @@ if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
     endforeach()
   endforeach()
 endif()
+
+# A UPC++ program that uses a device memory kind must not compile, and the
+# compiler must say why.
+set(_upcxx_device_kind ${CMAKE_CURRENT_BINARY_DIR}/upcxx_device_kind.cpp)
+file(WRITE ${_upcxx_device_kind} [=[
+#include <upcxx/upcxx.hpp>
+void f() {
+  upcxx::cuda_device gpu(0);
+  (void)gpu;
+}
+]=])
+add_test(NAME upcxx_device_kind_diagnostic
+  COMMAND ${MPI_CXX_COMPILER} -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${_upcxx_device_kind})
+set_tests_properties(upcxx_device_kind_diagnostic PROPERTIES
+  PASS_REGULAR_EXPRESSION "device memory kinds .* are not supported")

@@ -64,6 +64,21 @@ TEST(Upcxx, GlobalPointersAndAllocation) {
   EXPECT_EQ((a + 7) - (a + 2), 5);
   int on_stack = 0;
   EXPECT_TRUE(upcxx::try_global_ptr(&on_stack).is_null());
+  // upcxx_memberof: the member's global pointer, also of another rank's object.
+  struct pair_of {
+    double d;
+    char c;
+    int i;
+  };
+  upcxx::global_ptr<pair_of> po = upcxx::new_<pair_of>(pair_of{1.5, 'x', 9});
+  upcxx::global_ptr<int> pi = upcxx_memberof(po, i);
+  EXPECT_EQ(pi.where(), po.where());
+  EXPECT_EQ(pi.local(), &po.local()->i);
+  EXPECT_EQ(upcxx::rget(pi).wait(), 9);
+  EXPECT_EQ(upcxx::rget(upcxx_memberof(po, c)).wait(), 'x');
+  EXPECT_EQ(upcxx_memberof_general(po, d).wait().local(), &po.local()->d);
+  EXPECT_EQ(upcxx::dynamic_kind(po), upcxx::memory_kind::host);
+  upcxx::delete_(po);
   EXPECT_EQ(upcxx::try_global_ptr(la + 9), a + 9);
 
   upcxx::global_ptr<const int> ca = a;

@@ -52,13 +52,12 @@ int main(int argc, char** argv) {
   int reps = 3;
   std::string json;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--ops" && i + 1 < argc)
-      ops = std::atol(argv[++i]);
-    else if (a == "--reps" && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
-    else if (a == "--json" && i + 1 < argc)
-      json = argv[++i];
+    if (const char* v = bench::option(argc, argv, i, "--ops"))
+      ops = std::atol(v);
+    else if (const char* v = bench::option(argc, argv, i, "--reps"))
+      reps = std::atoi(v);
+    else if (const char* v = bench::option(argc, argv, i, "--json"))
+      json = v;
     else {
       std::fprintf(stderr, "usage: bench_atomics [--ops N] [--reps R] [--json PATH]\n");
       return 2;

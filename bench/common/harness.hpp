@@ -44,6 +44,13 @@ inline std::string num(double v) {
   return b;
 }
 
+/// The value after argv[i] when argv[i] is `name` (i then moves onto the
+/// value), else nullptr: the benchmarks' option parsing.
+inline const char* option(int argc, char** argv, int& i, const char* name) {
+  if (i + 1 >= argc || std::string(argv[i]) != name) return nullptr;
+  return argv[++i];
+}
+
 /// Writes `text` to `path` (nothing when the path is empty): the JSON of
 /// a benchmark, by its rank 0.
 inline void write_file(const std::string& path, const std::string& text) {

@@ -92,16 +92,15 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> sizes = {8, 64, 1024, 16384};
   std::string json;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--ops" && i + 1 < argc)
-      ops = std::atol(argv[++i]);
-    else if (a == "--reps" && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
-    else if (a == "--json" && i + 1 < argc)
-      json = argv[++i];
-    else if (a == "--sizes" && i + 1 < argc) {
+    if (const char* v = bench::option(argc, argv, i, "--ops"))
+      ops = std::atol(v);
+    else if (const char* v = bench::option(argc, argv, i, "--reps"))
+      reps = std::atoi(v);
+    else if (const char* v = bench::option(argc, argv, i, "--json"))
+      json = v;
+    else if (const char* v = bench::option(argc, argv, i, "--sizes")) {
       sizes.clear();
-      std::stringstream ss(argv[++i]);
+      std::stringstream ss(v);
       for (std::string x; std::getline(ss, x, ',');) sizes.push_back(std::size_t(std::atoll(x.c_str())));
     } else {
       std::fprintf(stderr, "usage: bench_par_flood [--ops N] [--reps R] [--sizes a,b,..] [--json PATH]\n");

@@ -24,6 +24,7 @@
 // Progress, completion and atomicity are accrete's: see the headers under
 // accrete/ that each section names.
 #include <algorithm>
+#include <cstddef>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -103,9 +104,51 @@ using accrete::reinterpret_pointer_cast;
 using accrete::to_global_ptr;
 using accrete::try_global_ptr;
 
-/// The memory kinds (spec: Memory Kinds). Only host memory exists here: a program that
-/// names a device kind does not compile.
+/// The memory kinds (spec: Memory Kinds). Only host memory exists here.
 enum class memory_kind { host, any };
+
+/// The kind of memory p points to: always host here (spec: Global Pointers).
+template <class T>
+constexpr memory_kind dynamic_kind(const global_ptr<T>&) noexcept {
+  return memory_kind::host;
+}
+
+namespace detail {
+template <class... T>
+inline constexpr bool no_device_kinds = false;
+// A device kind: any use fails to compile, saying why.
+template <int>
+struct device_kind {
+  template <class... A>
+  explicit device_kind(A&&...) {
+    static_assert(no_device_kinds<A...>,
+                  "upcxx on accrete: device memory kinds (cuda_device, hip_device, ze_device, "
+                  "device_allocator) are not supported; only host memory is (docs/upcxx.md, Memory Kinds)");
+  }
+};
+}  // namespace detail
+
+/// Device memory kinds (spec: Memory Kinds): not supported; constructing
+/// one, or a device_allocator, fails to compile with a message that says so.
+///@{
+using cuda_device = detail::device_kind<0>;
+using hip_device = detail::device_kind<1>;
+using ze_device = detail::device_kind<2>;
+template <class Device>
+class device_allocator {
+  static_assert(detail::no_device_kinds<Device>,
+                "upcxx on accrete: device memory kinds (cuda_device, hip_device, ze_device, device_allocator) are "
+                "not supported; only host memory is (docs/upcxx.md, Memory Kinds)");
+};
+///@}
+
+namespace detail {
+// The global pointer of the member at byte offset `off` of *p.
+template <class M, class T>
+global_ptr<M> member_at(const global_ptr<T>& p, std::size_t off) {
+  return accrete::reinterpret_pointer_cast<M>(accrete::reinterpret_pointer_cast<char>(p) + std::ptrdiff_t(off));
+}
+}  // namespace detail
 
 
 /// static_cast between related element types (spec: Global Pointers). The offset does not
@@ -972,3 +1015,12 @@ struct accrete::serialization<T> {
   }
   ///@}
 };
+
+/// A global pointer to member `field` of the object gp points to (spec:
+/// Global Pointers, upcxx_memberof). The class must be standard-layout
+/// (offsetof); nothing is communicated.
+#define upcxx_memberof(gp, field)                                                                                   \
+  (::upcxx::detail::member_at<decltype(std::declval<typename std::remove_cvref_t<decltype(gp)>::element_type&>().field)>( \
+      (gp), offsetof(typename std::remove_cvref_t<decltype(gp)>::element_type, field)))
+/// upcxx_memberof as a ready future (spec: upcxx_memberof_general).
+#define upcxx_memberof_general(gp, field) (::upcxx::make_future(upcxx_memberof(gp, field)))
