@@ -48,21 +48,16 @@ struct impl {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long ops = 1000000;
-  int reps = 3;
-  std::string json;
+  bench::flood_options opt{1000000, 3, ""};
   for (int i = 1; i < argc; ++i) {
-    if (const char* v = bench::option(argc, argv, i, "--ops"))
-      ops = std::atol(v);
-    else if (const char* v = bench::option(argc, argv, i, "--reps"))
-      reps = std::atoi(v);
-    else if (const char* v = bench::option(argc, argv, i, "--json"))
-      json = v;
-    else {
+    if (!opt.take(argc, argv, i)) {
       std::fprintf(stderr, "usage: bench_atomics [--ops N] [--reps R] [--json PATH]\n");
       return 2;
     }
   }
+  const long ops = opt.ops;
+  const int reps = opt.reps;
+  const std::string json = opt.json;
   upcxx::init();
   const int me = upcxx::rank_me();
   if (upcxx::rank_n() != 2) {

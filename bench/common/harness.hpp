@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,25 @@ inline const char* option(int argc, char** argv, int& i, const char* name) {
   if (i + 1 >= argc || std::string(argv[i]) != name) return nullptr;
   return argv[++i];
 }
+
+/// --ops N, --reps R and --json PATH, the options the flood benchmarks
+/// share; take() consumes argv[i] (and its value) when it is one of them.
+struct flood_options {
+  long ops;
+  int reps;
+  std::string json;
+  bool take(int argc, char** argv, int& i) {
+    if (const char* v = option(argc, argv, i, "--ops"))
+      ops = std::atol(v);
+    else if (const char* v = option(argc, argv, i, "--reps"))
+      reps = std::atoi(v);
+    else if (const char* v = option(argc, argv, i, "--json"))
+      json = v;
+    else
+      return false;
+    return true;
+  }
+};
 
 /// Writes `text` to `path` (nothing when the path is empty): the JSON of
 /// a benchmark, by its rank 0.

@@ -87,18 +87,12 @@ struct impl {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long ops = 20000;
-  int reps = 7;
+  bench::flood_options opt{20000, 7, ""};
   std::vector<std::size_t> sizes = {8, 64, 1024, 16384};
-  std::string json;
   for (int i = 1; i < argc; ++i) {
-    if (const char* v = bench::option(argc, argv, i, "--ops"))
-      ops = std::atol(v);
-    else if (const char* v = bench::option(argc, argv, i, "--reps"))
-      reps = std::atoi(v);
-    else if (const char* v = bench::option(argc, argv, i, "--json"))
-      json = v;
-    else if (const char* v = bench::option(argc, argv, i, "--sizes")) {
+    if (opt.take(argc, argv, i))
+      continue;
+    if (const char* v = bench::option(argc, argv, i, "--sizes")) {
       sizes.clear();
       std::stringstream ss(v);
       for (std::string x; std::getline(ss, x, ',');) sizes.push_back(std::size_t(std::atoll(x.c_str())));
@@ -107,6 +101,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const long ops = opt.ops;
+  const int reps = opt.reps;
+  const std::string json = opt.json;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   {
