@@ -12,7 +12,8 @@
 //    through its personas) with ACCRETE_THREAD_MODE=par or when the program
 //    is compiled with UPCXX_THREADMODE defined non-zero.
 //  - Completions: operation_cx, source_cx and remote_cx, composed with |,
-//    on rput, rget and copy. Notifications are eager: a future or promise
+//    on rput, rget, copy, rpc, rpc_ff, atomics and collectives (the
+//    non-contiguous forms take accrete's). Notifications are eager: a future or promise
 //    completion whose operation finished inside the call (a node-local
 //    target) is delivered before the call returns, as UPC++ 2021.3's
 //    as_eager_* completions do.
