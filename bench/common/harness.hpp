@@ -30,6 +30,16 @@ inline double median(std::vector<double> v) {
   return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
+/// The median over i of num[i] / den[i] (pairs with den[i] <= 0 skipped):
+/// two implementations compared repetition by repetition, so that drift of
+/// the machine between repetitions cancels.
+inline double median_ratio(const std::vector<double>& num, const std::vector<double>& den) {
+  std::vector<double> r;
+  for (std::size_t i = 0; i < num.size() && i < den.size(); ++i)
+    if (den[i] > 0) r.push_back(num[i] / den[i]);
+  return median(r);
+}
+
 /// `v` reduced with `op` over every process of `comm` (result everywhere).
 inline double reduce(double v, MPI_Op op, MPI_Comm comm = MPI_COMM_WORLD) {
   double r = 0;

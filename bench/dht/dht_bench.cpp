@@ -411,14 +411,8 @@ int main(int argc, char** argv) {
       const std::size_t k = i % nv;
       if (k >= 3 && mi > 0 && mf > 0) {
         const auto& native = results[i - k + (k - 2)];  // upcxx_rpc -> rpc, upcxx_lz -> lz
-        // Per repetition (the two ran seconds apart), then the median.
-        auto paired = [](const std::vector<double>& nat, const std::vector<double>& upc) {
-          std::vector<double> q;
-          for (std::size_t j = 0; j < nat.size() && j < upc.size(); ++j)
-            if (upc[j] > 0) q.push_back(nat[j] / upc[j]);
-          return median(q);
-        };
-        const double si = paired(native.ins, r.ins), sf = paired(native.fnd, r.fnd);
+        // Rates: native over UPC++-written is the time ratio, per repetition.
+        const double si = bench::median_ratio(native.ins, r.ins), sf = bench::median_ratio(native.fnd, r.fnd);
         slowdowns.push_back(si);
         slowdowns.push_back(sf);
         std::printf(" %9.3f %9.3f", si, sf);

@@ -100,12 +100,7 @@ const char* const names[nvar] = {"accrete_rpc", "accrete_rpc_1msg", "mpi_alltoal
 
 // upcxx_rpc's time over accrete_rpc's: the median of the per-rep ratios
 // (the two ran within one rep, milliseconds apart).
-double upcxx_slowdown(const row& r) {
-  std::vector<double> q;
-  for (std::size_t j = 0; j < r.t[0].size() && j < r.t[5].size(); ++j)
-    if (r.t[0][j] > 0) q.push_back(r.t[5][j] / r.t[0][j]);
-  return median(q);
-}
+double upcxx_slowdown(const row& r) { return bench::median_ratio(r.t[5], r.t[0]); }
 
 row run_case(const options& o, int n) {
   row out;

@@ -399,11 +399,7 @@ double upcxx_slowdown(const point& p) {
   const series* a = p.find("accrete");
   const series* u = p.find("upcxx");
   if (!a || !u || a->reps.size() != u->reps.size()) return 0.0;
-  std::vector<double> r;
-  for (std::size_t i = 0; i < a->reps.size(); ++i)
-    if (a->reps[i] > 0 && u->reps[i] > 0)
-      r.push_back(p.kind == kind_t::lat ? u->reps[i] / a->reps[i] : a->reps[i] / u->reps[i]);
-  return median(r);
+  return p.kind == kind_t::lat ? bench::median_ratio(u->reps, a->reps) : bench::median_ratio(a->reps, u->reps);
 }
 
 // Goal checks: accrete no more than 10% slower than MPI; upcxx no more

@@ -17,8 +17,10 @@
 namespace accrete::detail {
 
 namespace {
-// Counts down, in the owner's thread, the states of one owner's batch.
-void count_down(const std::vector<state_t::counted>& batch) {
+// Counts down the states of a batch of flushed counted completions (in
+// their owner's thread). Every state is counted; the first exception a
+// callback threw is returned.
+std::exception_ptr count_down(const std::vector<state_t::counted>& batch) {
   std::exception_ptr err;
   for (const auto& c : batch) {
     c.s->deps -= c.n;
@@ -31,7 +33,7 @@ void count_down(const std::vector<state_t::counted>& batch) {
     }
     release(c.s);
   }
-  if (err) std::rethrow_exception(err);
+  return err;
 }
 
 // par: hands the flushed counted completions to their owners' queues, one
@@ -42,7 +44,10 @@ void post_counted_to_owners() {
     std::vector<state_t::counted> mine;
     for (const auto& c : all)
       if (c.owner == q.get()) mine.push_back(c);
-    if (!mine.empty()) post(*q, [mine = std::move(mine)] { count_down(mine); });
+    if (!mine.empty())
+      post(*q, [mine = std::move(mine)] {
+        if (std::exception_ptr e = count_down(mine)) std::rethrow_exception(e);
+      });
   }
   all.clear();
   st.counted_owners.clear();
@@ -83,7 +88,7 @@ std::recursive_mutex& backend_mutex() noexcept {
 }
 
 bool progress_thread_running() noexcept { return st.thread_on; }
-bool backend_locking() noexcept { return st.locking; }
+bool backend_locking() noexcept { return st.par || st.thread_on; }
 bool par_mode() noexcept { return st.par; }
 
 // ---- queues held by threads (the PAR mode; backend.hpp) --------------------------
@@ -173,7 +178,6 @@ completion to_caller(completion c) {
 
 void threads_init(bool par) {
   st.par = par;
-  st.locking = par || st.thread_on;
   the_master_queue = std::make_shared<lpc_queue>();
   push_queue(the_master_queue);  // the initialising thread holds the master queue
 }
@@ -188,7 +192,6 @@ void threads_finalize() {
   }
   the_master_queue = std::make_shared<lpc_queue>();
   st.par = false;
-  st.locking = st.thread_on;
 }
 
 void note_flush_target(int rank) {
@@ -314,19 +317,7 @@ void run_counted() {
     batch.clear();
     batch.swap(st.ready_counted);
   }
-  std::exception_ptr err;
-  for (auto [s, n, owner] : batch) {
-    (void)owner;  // seq: always null
-    s->deps -= n;
-    if (s->deps == 0) {
-      try {
-        on_ready(s);
-      } catch (...) {
-        if (!err) err = std::current_exception();
-      }
-    }
-    release(s);
-  }
+  const std::exception_ptr err = count_down(batch);
   batch.clear();
   {
     backend_guard g;
@@ -437,7 +428,7 @@ void user_progress() {
     // handlers must not run under it (other threads would stall behind
     // user code), so ring messages take the copying path like internal
     // polls do.
-    const bool ran_ring = master && receive_ring_messages(!st.locking);
+    const bool ran_ring = master && receive_ring_messages(!backend_locking());
     poll_impl(!master);
     // A wait loop should yield only when progress found nothing to do: a
     // process serving requests must keep serving (measured: 3.4x more RPC
@@ -559,7 +550,6 @@ void start_progress_thread() {
   st.thread_stop.store(false);
   st.thread_passes = st.thread_active_passes = 0;
   st.thread_on = true;
-  st.locking = true;
   st.thread = std::thread(progress_loop);
 }
 
@@ -568,7 +558,6 @@ void stop_progress_thread() {
   st.thread_stop.store(true, std::memory_order_release);
   st.thread.join();
   st.thread_on = false;
-  st.locking = st.par;
 }
 
 progress_thread_stats progress_thread_counts() noexcept {

@@ -125,8 +125,7 @@ struct state_t {
   // thread_stop; thread_error is what it threw, rethrown on the driving
   // thread by the next poll.
   bool thread_on = false;
-  bool par = false;      // the PAR thread mode (init_options::threads)
-  bool locking = false;  // thread_on || par: backend_guard locks
+  bool par = false;  // the PAR thread mode (init_options::threads)
   std::thread thread;
   std::atomic<bool> thread_stop{false};
   std::exception_ptr thread_error;
