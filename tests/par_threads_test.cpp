@@ -6,13 +6,19 @@
 //  - a completion runs in the thread that started the operation;
 //  - RPC bodies run in the thread that holds the master queue;
 //  - every atomic add counts;
-//  - a queue (persona) is held by one thread at a time.
+//  - a queue (persona) is held by one thread at a time;
+//  - strided and irregular transfers from several threads land exactly;
+//  - collectives and team/dist_object construction off the master
+//    persona's thread throw before they communicate.
 // CI runs it under ThreadSanitizer (label tsan) as well.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -120,6 +126,98 @@ TEST(ParThreads, RmaRpcAndAtomicsFromSeveralThreads) {
   ad.destroy();
   delete_(counter);
   delete_array(mine);
+}
+
+// Strided and irregular transfers from several threads at once, each with
+// its own shape (so the datatype cache is filled from several threads), a
+// section transposed on the way, read back by the same thread, then
+// overwritten by an irregular put whose source fragments run backwards.
+TEST(ParThreads, StridedAndIrregularFromSeveralThreads) {
+  const int me = rank_me(), n = rank_n(), right = (me + 1) % n, left = (me + n - 1) % n;
+  auto mine = new_array<std::uint64_t>(kThreads * kPer);
+  auto all = exchange(mine);
+  barrier();
+  constexpr std::uint64_t irregular_mark = std::uint64_t(1) << 62;
+  constexpr std::size_t frag_src = 8, frag_dst = 4;
+  std::atomic<int> bad_strided{0}, bad_irregular{0};
+  on_threads([&](int t) {
+    const global_ptr<std::uint64_t> dst = all[right] + std::ptrdiff_t(t * kPer);
+    constexpr std::ptrdiff_t e = sizeof(std::uint64_t);
+    const std::size_t rows = std::size_t(8) << t, cols = kPer / rows;  // 8x64, 16x32, 32x16
+    std::vector<std::uint64_t> src(kPer), back(kPer, 0);
+    for (std::size_t i = 0; i < kPer; ++i) src[i] = value(me, t, i);
+    // src is rows x cols row-major; at the target it lands column-major.
+    const std::array<std::ptrdiff_t, 2> src_strides{std::ptrdiff_t(cols) * e, e},
+        dst_strides{e, std::ptrdiff_t(rows) * e};
+    const std::array<std::size_t, 2> ext{rows, cols};
+    rput_strided<2>(src.data(), src_strides, dst, dst_strides, ext).wait();
+    promise<> p;
+    rget_strided<2>(dst, dst_strides, back.data(), src_strides, ext, p);
+    p.finalize().wait();
+    if (back != src) bad_strided.fetch_add(1);
+
+    std::vector<std::uint64_t> src2(kPer);
+    for (std::size_t i = 0; i < kPer; ++i) src2[i] = value(me, t, i) ^ irregular_mark;
+    std::vector<std::pair<const std::uint64_t*, std::size_t>> s;
+    std::vector<std::pair<global_ptr<std::uint64_t>, std::size_t>> d;
+    for (std::size_t k = kPer / frag_src; k-- > 0;) s.push_back({src2.data() + k * frag_src, frag_src});
+    for (std::size_t k = 0; k < kPer / frag_dst; ++k) d.push_back({dst + std::ptrdiff_t(k * frag_dst), frag_dst});
+    rput_irregular(s.begin(), s.end(), d.begin(), d.end()).wait();
+    std::vector<std::uint64_t> back2(kPer, 0);
+    rget(dst, back2.data(), kPer).wait();
+    for (std::size_t i = 0; i < kPer; ++i) {
+      const std::size_t chunk = kPer / frag_src - 1 - i / frag_src;
+      if (back2[i] != src2[chunk * frag_src + i % frag_src]) {
+        bad_irregular.fetch_add(1);
+        break;
+      }
+    }
+  });
+  barrier();
+  EXPECT_EQ(bad_strided.load(), 0);
+  EXPECT_EQ(bad_irregular.load(), 0);
+  for (int t = 0; t < kThreads; ++t)
+    for (std::size_t i = 0; i < kPer; ++i) {
+      const std::size_t chunk = kPer / frag_src - 1 - i / frag_src;
+      ASSERT_EQ(mine.local()[t * kPer + i], value(left, t, chunk * frag_src + i % frag_src) ^ irregular_mark)
+          << "thread " << t << ", element " << i;
+    }
+  barrier();
+  delete_array(mine);
+}
+
+// Collectives and the constructions that must match across processes
+// belong to the master persona's thread: from another thread each throws,
+// naming the call, before it communicates (so no process waits for it).
+TEST(ParThreads, CollectivesOffTheMasterThreadThrow) {
+  std::vector<std::string> messages;
+  std::thread worker([&] {
+    auto message_of = [&](auto&& call) {
+      try {
+        call();
+        messages.push_back("no error");
+      } catch (const error& e) {
+        messages.push_back(e.what());
+      }
+    };
+    message_of([] { barrier(); });
+    message_of([] { (void)world().split(0, rank_me()); });
+    message_of([] { dist_object<int> d(1); });
+    message_of([] { (void)reduce_all(1, op_fast_add).wait(); });
+  });
+  worker.join();
+  ASSERT_EQ(messages.size(), 4u);
+  const char* names[] = {"accrete::barrier", "accrete::team::split", "accrete::dist_object", "accrete::reduce_all"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_NE(messages[i].find(names[i]), std::string::npos) << messages[i];
+    EXPECT_NE(messages[i].find("master persona"), std::string::npos) << messages[i];
+  }
+  // The master's thread still runs them, in step on every process.
+  barrier();
+  EXPECT_EQ(reduce_all(1, op_fast_add).wait(), rank_n());
+  dist_object<int> d(rank_me());
+  EXPECT_EQ(d.fetch((rank_me() + 1) % rank_n()).wait(), (rank_me() + 1) % rank_n());
+  barrier();
 }
 
 // rpc_ff from several threads: each body counts once at the target, in

@@ -53,7 +53,8 @@
 // incomplete after that many seconds ends the job naming the call and the
 // members that never entered it (docs/semantics.md, "Collective calls:
 // agreement and the timeout"). Thread-safety: call from the thread that
-// drives the runtime.
+// drives the runtime (in the par thread mode, the master persona's holder;
+// from another thread a collective throws accrete::error naming it).
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
 #ifndef ACCRETE_PUBLIC_INCLUDE
 #define ACCRETE_PUBLIC_INCLUDE

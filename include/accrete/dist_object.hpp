@@ -26,7 +26,9 @@
 // finalize() (one that outlives it is forgotten by the runtime). Not
 // copyable, not movable.
 //
-// Thread-safety: call from the thread that drives the runtime.
+// Thread-safety: call from the thread that drives the runtime (in the par
+// thread mode, construction off the master persona's thread throws
+// accrete::error; fetch and rpc to it work from any thread).
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
 #ifndef ACCRETE_PUBLIC_INCLUDE
 #define ACCRETE_PUBLIC_INCLUDE

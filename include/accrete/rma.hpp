@@ -19,7 +19,9 @@
 // shares one counter, not one callback per operation). Transfers of any
 // size are split as MPI requires.
 //
-// Thread safety: call from the thread that drives the runtime.
+// Thread safety: in the seq thread mode, call from the thread that drives
+// the runtime; in par, from any thread, each completion running in the
+// persona current at issue (docs/semantics.md, "Threads").
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
 #ifndef ACCRETE_PUBLIC_INCLUDE
 #define ACCRETE_PUBLIC_INCLUDE

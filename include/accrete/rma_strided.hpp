@@ -35,7 +35,9 @@
 // the backend's next flush.
 //
 // Progress: only internal progress happens inside these calls.
-// Thread safety: call from the thread that drives the runtime.
+// Thread safety: in the seq thread mode, call from the thread that drives
+// the runtime; in par, from any thread (completion in the issuing thread's
+// persona, as for rput).
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
 #ifndef ACCRETE_PUBLIC_INCLUDE
 #define ACCRETE_PUBLIC_INCLUDE

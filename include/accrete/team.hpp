@@ -44,7 +44,9 @@ class team_id {
 ///
 /// Teams made by split() own their communicator and free it on destruction;
 /// destroy a team on all its members (MPI_Comm_free is collective). Teams
-/// are movable, not copyable. Not thread-safe.
+/// are movable, not copyable. Not thread-safe: in the par thread mode
+/// split, create and destroy throw accrete::error off the master persona's
+/// thread.
 class team {
  public:
   team() = default;

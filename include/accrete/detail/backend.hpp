@@ -164,6 +164,11 @@ class backend_guard {
 
 /// Whether the runtime runs in the PAR thread mode.
 bool par_mode() noexcept;
+/// In the PAR mode, throws accrete::error naming `what` unless this thread
+/// holds the master queue: collectives and the calls that must match across
+/// processes (team and dist_object construction) belong to its holder, so
+/// that every process makes them in one order.
+void require_master(const char* what);
 /// In the PAR mode, `c` wrapped to run in the current queue's thread (when
 /// run anywhere, the wrapper posts `c` there); `c` itself otherwise.
 completion to_caller(completion c);

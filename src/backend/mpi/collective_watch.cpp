@@ -146,6 +146,7 @@ double collective_timeout() noexcept { return ws.timeout; }
 
 collective_ticket collective_begin(const char* what, std::uint64_t key, std::span<const int> members,
                                    bool blocking) {
+  require_master(what);
   collective_ticket t;
   t.what = what;
   t.team_key = key;

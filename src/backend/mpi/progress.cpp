@@ -148,6 +148,14 @@ const std::shared_ptr<lpc_queue>& current_queue() {
 
 bool holds_queue(const lpc_queue& q) noexcept { return q.holder.load(std::memory_order_acquire) == &thread_marker; }
 
+void require_master(const char* what) {
+  if (st.par && !holds_queue(*master_queue()))
+    throw error(std::string(what) +
+                ": called from a thread that does not hold the master persona; in the par thread mode, "
+                "collectives and team and dist_object construction are made by the master persona's holder "
+                "(docs/semantics.md, \"Threads\")");
+}
+
 void push_queue(const std::shared_ptr<lpc_queue>& q) {
   default_queue();
   const void* none = nullptr;

@@ -190,6 +190,11 @@ bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, c
       copy_section(local, base + off, p, false);
     return true;
   }
+  // In par (or with the progress thread) other threads use the type cache
+  // and the flush queue at the same time: the lookup, the MPI call and the
+  // completion's entry in the queue go in under one hold of the backend
+  // lock, as for contiguous puts.
+  backend_guard g;
   bool dt =
       p.dims.empty() ? false : (datatype_fits(p) && choose_noncontig(p.runs(), p.run) == noncontig_method::datatype);
   if (dt) {
@@ -246,6 +251,7 @@ bool irregular_transfer(bool put, int rank, const std::vector<local_frag>& l, co
     });
     return true;
   }
+  backend_guard g;  // as in strided_transfer
   std::size_t nl = 0, nr = 0, total = 0, pieces = 0;
   bool fits = true;
   for (auto& f : l)

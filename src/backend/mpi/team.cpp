@@ -160,6 +160,7 @@ int team::from_world(int w) const {
 
 team team::split(int color, int key) const {
   detail::require_initialized("team::split()");
+  detail::require_master("accrete::team::split");  // before next_split counts this call
   if (color < 0 && color != MPI_UNDEFINED)
     throw std::invalid_argument("accrete::team::split: negative color " + std::to_string(color));
   const std::uint64_t nth = detail::team_access::next_split(*this);
@@ -184,6 +185,7 @@ team team::split(int color, int key) const {
 
 team team::create_from(const std::vector<int>& ranks) const {
   detail::require_initialized("team::create()");
+  detail::require_master("accrete::team::create");
   const int me = rank_me(), n = rank_n();
   std::string bad;
   int key = -1;
@@ -211,6 +213,7 @@ team team::create_from(const std::vector<int>& ranks) const {
 
 void team::destroy() {
   detail::require_initialized("team::destroy()");
+  detail::require_master("accrete::team::destroy");
   if (this == world_team.get() || this == node_team.get())
     throw error("accrete::team::destroy: world() and local_team() live until finalize()");
   if (comm_ == MPI_COMM_NULL) return;  // empty already: nothing to release
@@ -307,7 +310,8 @@ int team_keyval = MPI_KEYVAL_INVALID;
 
 dist_key dist_next_key(const team& t) {
   require_initialized("dist_object construction");
-    MPI_Comm comm = t.mpi_comm();
+  require_master("accrete::dist_object");
+  MPI_Comm comm = t.mpi_comm();
   if (comm == MPI_COMM_NULL) throw error("accrete::dist_object: the team is empty (moved-from or not a member)");
   if (team_keyval == MPI_KEYVAL_INVALID)
     ACCRETE_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_team_ids, &team_keyval, nullptr));
