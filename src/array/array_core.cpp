@@ -62,8 +62,8 @@ assembly_shape shape_of(const distribution& d, const elem_ops& ops) {
     std::int64_t widest = 1;
     for (int part = 0; part < np; ++part) widest = std::max(widest, d.local_cols(part));
     const std::int64_t width = (widest + assembly_engine::nlocks - 1) / assembly_engine::nlocks;
-    s.row_map = {1, d.grid_rows(), 0};
-    s.col_map = {width, d.grid_cols(), 0};
+    s.row_map = {1, d.grid_rows(), 0, {}};
+    s.col_map = {width, d.grid_cols(), 0, {}};
     s.my_part = world_rank();
     s.lrows = d.local_rows(s.my_part);
     s.lcols = d.local_cols(s.my_part);

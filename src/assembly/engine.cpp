@@ -48,8 +48,9 @@ std::uint32_t next_id = 0;
 // applies a packet only while holding it.
 std::recursive_mutex& assembly_engine::lock() const noexcept { return backend_mutex(); }
 
-assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply, settle_kernel settle)
-    : shape_(shape), apply_(apply), settle_(settle), exchange_(make_exchange(shape.strategy)) {
+assembly_engine::assembly_engine(const assembly_shape& shape, apply_kernel apply, settle_kernel settle,
+                                 settle_kernel clear)
+    : shape_(shape), apply_(apply), settle_(settle), clear_(clear), exchange_(make_exchange(shape.strategy)) {
   const int np = world_size();
   // Part -> world rank, and every part's leading dimension (origins write
   // into node peers' storage).
@@ -301,7 +302,13 @@ void assembly_engine::commit() {
   // When commit returns anywhere, every part is complete.
   exchange_->deliver(*this, start);
   block_.sync();
-  if (shape_.reproducible) {
+  if (!shape_.element_storage) {
+    // The structure's own elements are read only by their owner: settling
+    // them (and its log) needs no barrier. Messages of the next round stay
+    // held until this process reopens.
+    std::lock_guard g(lock());
+    settle_(*this);
+  } else if (shape_.reproducible) {
     // Every contribution of the round is in the elements or the log now;
     // settle the log before any commit returns (a process leaving commit
     // may read a peer's elements at once).
@@ -323,7 +330,9 @@ void assembly_engine::reset() {
                             "and the next round's updates");
   std::byte* base = block_.local() + header_bytes;  // usable: checked on entry
   const std::size_t esize = shape_.elem_size;
-  if (shape_.lrows > 0)
+  if (!shape_.element_storage)
+    clear_(*this);
+  else if (shape_.lrows > 0)
     for (std::int64_t c = 0; c < shape_.lcols; ++c)
       std::memset(base + std::size_t(c) * std::size_t(shape_.lld) * esize, 0, std::size_t(shape_.lrows) * esize);
   // No contribution of the next round existed anywhere (checked above);

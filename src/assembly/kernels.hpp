@@ -235,12 +235,12 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
 /// logged contributions are summed exactly and rounded once; then the log
 /// is cleared for the next round.
 template <class T>
-void settle_spills(assembly_engine& e) {
+void settle_spills_into(assembly_engine& e, T* elements) {
   using R = real_t<T>;  // log indices count components
   auto& log = e.spills();
   if (log.empty()) return;
   std::sort(log.begin(), log.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
-  R* data = reinterpret_cast<R*>(e.storage());
+  R* data = reinterpret_cast<R*>(elements);
   for (std::size_t i = 0; i < log.size();) {
     exact_sum acc;
     R& x = data[log[i].index];
@@ -252,6 +252,10 @@ void settle_spills(assembly_engine& e) {
   }
   log.clear();
   log.shrink_to_fit();
+}
+template <class T>
+void settle_spills(assembly_engine& e) {
+  settle_spills_into(e, reinterpret_cast<T*>(e.storage()));
 }
 
 template <class T>
@@ -290,7 +294,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   // a time, without the engine lock. The others are packed below.
   std::uint64_t direct = 0;
   remote.clear();
-  const bool may_store = exchange_->direct();
+  const bool may_store = exchange_->direct() && shape_.element_storage;
   // Reproducible assembly: a direct store adds only where the sum is exact;
   // the other contributions go to the owner's log (src/assembly/repro.hpp):
   // this process's own directly, a peer's as 1 x 1 packets (rare: most

@@ -139,8 +139,8 @@ assembly_shape cm_shape(std::int64_t m, std::int64_t n, const process_grid& grid
   s.name = "accrete::convergent_matrix";
   s.rows = m;
   s.cols = n;
-  s.row_map = {layout.row_block(), grid.rows(), layout.src_row()};
-  s.col_map = {layout.col_block(), grid.cols(), layout.src_col()};
+  s.row_map = {layout.row_block(), grid.rows(), layout.src_row(), {}};
+  s.col_map = {layout.col_block(), grid.cols(), layout.src_col(), {}};
   s.my_part = grid.my_row() * grid.cols() + grid.my_col();
   s.lrows = c.lrows;
   s.lcols = c.lcols;

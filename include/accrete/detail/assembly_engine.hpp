@@ -19,6 +19,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <algorithm>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,14 +33,21 @@ struct packet_view;    // packet_format.hpp
 class exchange;        // src/assembly/exchange.hpp
 struct engine_access;  // white-box tests only (tests/cm_atomic_test.cpp)
 
-/// Block-cyclic map of one dimension: global index -> (owning part along
-/// this dimension, local index in that part).
+/// Map of one dimension: global index -> (owning part along this
+/// dimension, local index in that part). Block-cyclic, or, when `starts`
+/// is set (parts + 1 ascending offsets), contiguous ranges: part p owns
+/// [starts[p], starts[p + 1]) (PETSc's row ownership, sparse_matrix).
 struct axis_map {
   std::int64_t block = 1;  // block size
   int parts = 1;           // processes along this dimension
   int src = 0;             // part that owns the first block
-  int owner(std::int64_t i) const noexcept { return int(((i / block) + src) % parts); }
+  std::vector<std::int64_t> starts;  // contiguous ranges instead, if not empty
+  int owner(std::int64_t i) const noexcept {
+    if (!starts.empty()) return int(std::upper_bound(starts.begin(), starts.end(), i) - starts.begin()) - 1;
+    return int(((i / block) + src) % parts);
+  }
   std::int32_t local(std::int64_t i) const noexcept {
+    if (!starts.empty()) return std::int32_t(i - starts[std::size_t(owner(i))]);
     return std::int32_t((i / (block * std::int64_t(parts))) * block + i % block);
   }
   /// owner(i) and local(i) with two divisions instead of four (32-bit ones
@@ -49,6 +57,11 @@ struct axis_map {
     if (parts == 1) {
       part = 0;
       loc = std::int32_t(i);
+      return;
+    }
+    if (!starts.empty()) {
+      part = owner(i);
+      loc = std::int32_t(i - starts[std::size_t(part)]);
       return;
     }
     const std::int64_t q = std::uint64_t(i) <= UINT32_MAX && std::uint64_t(block) <= UINT32_MAX
@@ -86,6 +99,14 @@ struct assembly_shape {
   // T (*)(T, T) of the typed layer's element type.
   merge_op merge = merge_op::sum;
   void (*user_merge)() = nullptr;
+  // Whether the engine's storage holds the elements (lld x lcols after the
+  // header, dense). A structure that keeps its own (sparse_matrix) sets
+  // false: then there are no direct stores (every piece travels as a
+  // packet, also to the origin's own part), the settle kernel runs at every
+  // commit, and reset() calls the clear kernel instead of zeroing storage.
+  bool element_storage = true;
+  // The typed layer's object, for kernels that need more than the engine.
+  void* context = nullptr;
 };
 
 class assembly_engine {
@@ -107,8 +128,10 @@ class assembly_engine {
   static std::size_t storage_bytes_for(std::int64_t lrows, std::int64_t lcols, std::int64_t lld,
                                        std::size_t elem_size) noexcept;
 
-  /// Collective over the world (every process is a part owner).
-  assembly_engine(const assembly_shape& shape, apply_kernel apply, settle_kernel settle = nullptr);
+  /// Collective over the world (every process is a part owner). `clear`
+  /// zeroes the elements at reset() when the shape has no element_storage.
+  assembly_engine(const assembly_shape& shape, apply_kernel apply, settle_kernel settle = nullptr,
+                  settle_kernel clear = nullptr);
   assembly_engine(const assembly_engine&) = delete;
   assembly_engine& operator=(const assembly_engine&) = delete;
   /// Collective (a barrier: peers may still be reading or applying).
@@ -253,6 +276,7 @@ class assembly_engine {
   assembly_shape shape_;
   apply_kernel apply_;
   settle_kernel settle_;
+  settle_kernel clear_;
   std::unique_ptr<exchange> exchange_;
   std::vector<int> world_of_;         // part -> world rank
   std::vector<std::int64_t> lld_of_;  // part -> its leading dimension

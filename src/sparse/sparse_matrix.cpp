@@ -1,0 +1,541 @@
+// sparse_matrix<T>: the typed layer over the assembly engine for a sparse
+// target. The engine bins, buffers, sends and counts (no direct stores:
+// only the owner knows where an entry lives); this file owns the pattern
+// and the values, and the two kernels the engine calls on the owner:
+//   sparse_apply   one packet: each (row, column) found in the row's sorted
+//                  columns and merged in place; entries not in the pattern
+//                  collected for commit (round 0, or a growing pattern)
+//   sparse_settle  at commit: the reproducible log settled, then the
+//                  collected entries merged into the pattern, which is laid
+//                  out again as the diagonal and off-diagonal CSR blocks.
+#include "accrete/sparse/sparse_matrix.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <complex>
+#include <cstring>
+#include <stdexcept>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "accrete/collectives.hpp"
+#include "accrete/detail/scalar_type.hpp"
+#include "accrete/error.hpp"
+#include "assembly/kernels.hpp"
+
+namespace accrete {
+namespace detail {
+
+template <class T>
+struct sparse_state {
+  // A contribution to an entry not (yet) in the pattern: local row, global
+  // column, value.
+  struct entry {
+    std::int32_t row, col;
+    T v;
+  };
+  std::int64_t m = 0, n = 0, r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  bool growing = false, built = false;
+  // The pattern by full rows, for lookups: row i's global columns
+  // pcol[row_ptr[i] .. row_ptr[i+1]) ascending, and each entry's index in
+  // `values`.
+  std::vector<std::int64_t> row_ptr;
+  std::vector<std::int32_t> pcol;
+  std::vector<std::int64_t> pslot;
+  // Values: the diagonal block's entries, then the off-diagonal block's.
+  std::vector<T> values;
+  std::int64_t nnz_d = 0;
+  std::vector<std::int64_t> d_ptr, o_ptr, col_map;
+  std::vector<std::int32_t> d_col, o_col;
+  std::vector<entry> fresh;
+  std::string outside;  // the first entry that fell outside a frozen pattern
+  // Frozen patterns are checked at the origin, before anything is applied,
+  // for the rows it can see: its own, and the other processes' rows it
+  // updated in round 0 (`touched`), whose columns their owners send at the
+  // first commit (`ghost`). Other rows are checked by their owner.
+  std::vector<std::int64_t> starts;  // row ranges (parts + 1)
+  std::mutex touched_lock;
+  std::vector<std::int64_t> touched;
+  std::unordered_map<std::int64_t, std::vector<std::int32_t>> ghost;
+  bool ghosts_known = false;
+  std::unique_ptr<assembly_engine> engine;  // last: destroyed (collectively) first
+
+  bool frozen() const noexcept { return built && !growing; }
+  std::int64_t find(std::int32_t lrow, std::int32_t col) const noexcept {
+    if (!built) return -1;
+    const auto b = pcol.begin() + row_ptr[std::size_t(lrow)], e = pcol.begin() + row_ptr[std::size_t(lrow) + 1];
+    const auto it = std::lower_bound(b, e, col);
+    return it != e && *it == col ? pslot[std::size_t(it - pcol.begin())] : -1;
+  }
+};
+
+namespace {
+
+template <class T>
+T merge_one(merge_op op, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == merge_op::max) return merge_max(a, b);
+    if (op == merge_op::min) return merge_min(a, b);
+  }
+  return a + b;
+}
+
+template <class T>
+void sparse_apply(assembly_engine& e, const packet_view& v) {
+  auto& s = *static_cast<sparse_state<T>*>(e.shape().context);
+  const T* vals = reinterpret_cast<const T*>(v.values);
+  const merge_op op = e.shape().merge;
+  const std::size_t count = std::size_t(v.nr) * std::size_t(v.nc);
+  ACCRETE_THREAD_LOCAL std::vector<std::int64_t> slot;
+  slot.resize(count);
+  // Every slot first: with a frozen pattern a piece holding an entry
+  // outside it is dropped whole.
+  bool missing = false;
+  for (std::int32_t j = 0; j < v.nc; ++j)
+    for (std::int32_t i = 0; i < v.nr; ++i) {
+      const std::int64_t k = s.find(v.lrow[i], v.lcol[j]);
+      slot[std::size_t(j) * std::size_t(v.nr) + std::size_t(i)] = k;
+      if (k < 0 && !missing) {
+        missing = true;
+        if (s.frozen() && s.outside.empty())
+          s.outside = "accrete::sparse_matrix: entry (row " + std::to_string(s.r0 + v.lrow[i]) + ", column " +
+                      std::to_string(v.lcol[j]) + ") is not in the frozen pattern (round " +
+                      std::to_string(e.round()) + "); the piece of the update that held it was not applied";
+      }
+    }
+  if (missing && s.frozen()) return;
+  using R = real_t<T>;
+  constexpr int w = width<T>;
+  const bool exact = exact_capable<T> && e.shape().reproducible;
+  ACCRETE_THREAD_LOCAL std::vector<assembly_engine::spill> spilled;
+  spilled.clear();
+  for (std::int32_t j = 0; j < v.nc; ++j)
+    for (std::int32_t i = 0; i < v.nr; ++i) {
+      const std::size_t at = std::size_t(j) * std::size_t(v.nr) + std::size_t(i);
+      const std::int64_t k = slot[at];
+      if (k < 0) {
+        s.fresh.push_back({v.lrow[i], v.lcol[j], vals[at]});
+      } else if (exact) {
+        const R* from = reinterpret_cast<const R*>(vals + at);
+        add_run_exact(reinterpret_cast<R*>(s.values.data() + k), from, w,
+                      [&](std::int32_t c) { spilled.push_back({k * w + c, double(from[c])}); });
+      } else {
+        s.values[std::size_t(k)] = merge_one(op, s.values[std::size_t(k)], vals[at]);
+      }
+    }
+  if (!spilled.empty()) e.log_spills(spilled);
+}
+
+// The fresh entries merged into the pattern; both CSR blocks laid out again.
+template <class T>
+void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
+  using entry = typename sparse_state<T>::entry;
+  auto& f = s.fresh;
+  // Stable: duplicates combine in arrival order (only the reproducible sum,
+  // which does not depend on it, reorders them).
+  std::stable_sort(f.begin(), f.end(),
+                   [](const entry& a, const entry& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
+  std::vector<entry> add;
+  for (std::size_t i = 0; i < f.size();) {
+    std::size_t j = i;
+    T acc{};
+    if constexpr (exact_capable<T>) {
+      if (shape.reproducible) {
+        using R = real_t<T>;
+        constexpr int w = width<T>;
+        R parts[w];
+        for (int c = 0; c < w; ++c) {
+          exact_sum sum;
+          for (std::size_t k = i; k < f.size() && f[k].row == f[i].row && f[k].col == f[i].col; ++k)
+            sum.add(double(reinterpret_cast<const R*>(&f[k].v)[c]));
+          parts[c] = sum.round<R>();
+        }
+        std::memcpy(&acc, parts, sizeof acc);
+        while (j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col) ++j;
+        add.push_back({f[i].row, f[i].col, acc});
+        i = j;
+        continue;
+      }
+    }
+    for (; j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col; ++j) acc = merge_one(shape.merge, acc, f[j].v);
+    add.push_back({f[i].row, f[i].col, acc});
+    i = j;
+  }
+  f.clear();
+  f.shrink_to_fit();
+
+  // Rows merged: the existing entries (with their values) and the new ones.
+  const std::int64_t nl = s.r1 - s.r0;
+  std::vector<std::int64_t> ptr(std::size_t(nl) + 1, 0);
+  std::vector<std::int32_t> col;
+  std::vector<T> val;
+  col.reserve(s.pcol.size() + add.size());
+  val.reserve(s.pcol.size() + add.size());
+  std::size_t a = 0;
+  for (std::int64_t r = 0; r < nl; ++r) {
+    std::int64_t k = s.built ? s.row_ptr[std::size_t(r)] : 0;
+    const std::int64_t ke = s.built ? s.row_ptr[std::size_t(r) + 1] : 0;
+    while (k < ke || (a < add.size() && add[a].row == r)) {
+      const bool take_old = k < ke && (a >= add.size() || add[a].row != r || s.pcol[std::size_t(k)] < add[a].col);
+      if (take_old) {
+        col.push_back(s.pcol[std::size_t(k)]);
+        val.push_back(s.values[std::size_t(s.pslot[std::size_t(k)])]);
+        ++k;
+      } else {
+        col.push_back(add[a].col);
+        val.push_back(add[a].v);
+        ++a;
+      }
+    }
+    ptr[std::size_t(r) + 1] = std::int64_t(col.size());
+  }
+
+  // Split by column ownership; off-diagonal columns compressed.
+  std::vector<std::int64_t> offcols;
+  std::int64_t nd = 0;
+  for (std::int32_t c : col)
+    if (c >= s.c0 && c < s.c1)
+      ++nd;
+    else
+      offcols.push_back(c);
+  std::sort(offcols.begin(), offcols.end());
+  offcols.erase(std::unique(offcols.begin(), offcols.end()), offcols.end());
+  s.nnz_d = nd;
+  s.values.assign(col.size(), T{});
+  s.pslot.resize(col.size());
+  s.d_ptr.assign(std::size_t(nl) + 1, 0);
+  s.o_ptr.assign(std::size_t(nl) + 1, 0);
+  s.d_col.clear();
+  s.o_col.clear();
+  s.d_col.reserve(std::size_t(nd));
+  s.o_col.reserve(col.size() - std::size_t(nd));
+  std::int64_t di = 0, oi = nd;
+  for (std::int64_t r = 0; r < nl; ++r) {
+    for (std::int64_t k = ptr[std::size_t(r)]; k < ptr[std::size_t(r) + 1]; ++k) {
+      const std::int32_t c = col[std::size_t(k)];
+      std::int64_t slot;
+      if (c >= s.c0 && c < s.c1) {
+        slot = di++;
+        s.d_col.push_back(std::int32_t(c - s.c0));
+      } else {
+        slot = oi++;
+        s.o_col.push_back(std::int32_t(std::lower_bound(offcols.begin(), offcols.end(), c) - offcols.begin()));
+      }
+      s.pslot[std::size_t(k)] = slot;
+      s.values[std::size_t(slot)] = val[std::size_t(k)];
+    }
+    s.d_ptr[std::size_t(r) + 1] = di;
+    s.o_ptr[std::size_t(r) + 1] = oi - nd;
+  }
+  s.row_ptr = std::move(ptr);
+  s.pcol = std::move(col);
+  s.col_map = std::move(offcols);
+  s.built = true;
+}
+
+template <class T>
+void sparse_settle(assembly_engine& e) {
+  auto& s = *static_cast<sparse_state<T>*>(e.shape().context);
+  if constexpr (exact_capable<T>)
+    if (e.shape().reproducible) settle_spills_into(e, s.values.data());
+  if (!s.built || !s.fresh.empty()) rebuild(s, e.shape());
+}
+
+template <class T>
+void sparse_clear(assembly_engine& e) {
+  auto& s = *static_cast<sparse_state<T>*>(e.shape().context);
+  std::fill(s.values.begin(), s.values.end(), T{});
+}
+
+}  // namespace
+
+// Throws accrete::error naming the first entry of an update that a frozen
+// pattern does not hold, among the rows this process knows the pattern of.
+template <class T>
+void check_pattern(const sparse_state<T>& s, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::int64_t r = rows[i];
+    const std::int32_t* b = nullptr;
+    const std::int32_t* e = nullptr;
+    if (r >= s.r0 && r < s.r1) {
+      b = s.pcol.data() + s.row_ptr[std::size_t(r - s.r0)];
+      e = s.pcol.data() + s.row_ptr[std::size_t(r - s.r0) + 1];
+    } else if (auto it = s.ghost.find(r); it != s.ghost.end()) {
+      b = it->second.data();
+      e = b + it->second.size();
+    } else {
+      continue;  // its owner checks
+    }
+    for (std::size_t j = 0; j < cols.size(); ++j)
+      if (!std::binary_search(b, e, std::int32_t(cols[j])))
+        throw error("accrete::sparse_matrix::update: entry (row " + std::to_string(r) + ", column " +
+                    std::to_string(cols[j]) + ") at block position (" + std::to_string(i) + ", " +
+                    std::to_string(j) + ") is not in the frozen pattern; nothing of the update was applied");
+  }
+}
+
+// At the commit that freezes the pattern: the columns of every other
+// process's row this process updated in round 0, from their owners.
+template <class T>
+void fetch_ghosts(sparse_state<T>& s) {
+  const int np = world_size();
+  auto& t = s.touched;
+  std::sort(t.begin(), t.end());
+  t.erase(std::unique(t.begin(), t.end()), t.end());
+  // Requests: rows by owner (t is sorted, and owners' ranges ascend).
+  std::vector<std::size_t> scount(np, 0), sdisp(np, 0), rcount, rdisp;
+  for (std::int64_t r : t) {
+    const int p = int(std::upper_bound(s.starts.begin(), s.starts.end(), r) - s.starts.begin()) - 1;
+    scount[std::size_t(p)] += sizeof(std::int64_t);
+  }
+  for (int p = 1; p < np; ++p) sdisp[p] = sdisp[p - 1] + scount[p - 1];
+  const collective_ticket ticket = collective_begin("accrete::sparse_matrix::commit (the frozen pattern's rows)");
+  auto wait = [&](request& r) { wait_collective(r, ticket); };
+  auto asked = alltoallv_bytes(reinterpret_cast<const std::byte*>(t.data()), scount, sdisp, rcount, rdisp, wait);
+  // Replies: for each asked row, its column count, then its columns.
+  std::vector<std::int32_t> reply;
+  std::vector<std::size_t> qcount(np, 0), qdisp(np, 0), acount, adisp;
+  for (int p = 0; p < np; ++p) {
+    qdisp[p] = reply.size() * sizeof(std::int32_t);
+    for (std::size_t k = 0; k < rcount[p] / sizeof(std::int64_t); ++k) {
+      std::int64_t r;
+      std::memcpy(&r, asked.data() + rdisp[p] + k * sizeof r, sizeof r);
+      const std::int64_t lr = r - s.r0, b = s.row_ptr[std::size_t(lr)], e = s.row_ptr[std::size_t(lr) + 1];
+      reply.push_back(std::int32_t(e - b));
+      reply.insert(reply.end(), s.pcol.begin() + b, s.pcol.begin() + e);
+    }
+    qcount[p] = reply.size() * sizeof(std::int32_t) - qdisp[p];
+  }
+  auto got = alltoallv_bytes(reinterpret_cast<const std::byte*>(reply.data()), qcount, qdisp, acount, adisp, wait);
+  collective_end(ticket);
+  const auto* in = reinterpret_cast<const std::int32_t*>(got.data());
+  std::size_t at = 0;
+  for (std::int64_t r : t) {  // owners answered in the order asked, owners ascending
+    const std::int32_t n = in[at++];
+    s.ghost[r].assign(in + at, in + at + n);
+    at += std::size_t(n);
+  }
+  t.clear();
+  t.shrink_to_fit();
+  s.ghosts_known = true;
+}
+
+namespace {
+
+std::string show_merge(std::int64_t v) {
+  static const char* const names[] = {"sum", "max", "min", "a merge function"};
+  return v >= 0 && v < 4 ? std::string("= ") + names[v] : "= " + std::to_string(v);
+}
+std::string show_bool(std::int64_t v) { return v ? "= true" : "= false"; }
+
+}  // namespace
+}  // namespace detail
+
+template <class T>
+sparse_matrix<T>::sparse_matrix(std::int64_t local_rows, std::int64_t local_cols, const sparse_matrix_options& opt)
+    : s_(std::make_unique<detail::sparse_state<T>>()) {
+  const char* name = "accrete::sparse_matrix";
+  detail::require_initialized(name);
+  const std::string who = std::string(name) + ": ";
+  std::exception_ptr bad;
+  try {
+    if (local_rows < 0) throw std::invalid_argument(who + "local_rows = " + std::to_string(local_rows) + " is negative");
+    if (local_cols < 0) throw std::invalid_argument(who + "local_cols = " + std::to_string(local_cols) + " is negative");
+    if (opt.merge != merge_op::sum && opt.merge != merge_op::max && opt.merge != merge_op::min)
+      throw std::invalid_argument(who + "merge = " + std::to_string(int(opt.merge)) + " is not sum, max or min");
+    if (opt.merge != merge_op::sum && !std::is_floating_point_v<T>)
+      throw std::invalid_argument(who + "merge = " + (opt.merge == merge_op::max ? "max" : "min") +
+                                  " on complex elements, which have no order");
+    if (opt.reproducible && opt.merge != merge_op::sum)
+      throw std::invalid_argument(who + "reproducible = true concerns sums; merge is " +
+                                  (opt.merge == merge_op::max ? "max" : "min") + ", order-independent already");
+    if (opt.strategy != update_strategy::packets && opt.strategy != update_strategy::alltoall)
+      throw std::invalid_argument(who + "strategy = " + std::to_string(int(opt.strategy)) +
+                                  " is not an update_strategy");
+    if (opt.buffer_cap < 1024)
+      throw std::invalid_argument(who + "buffer_cap = " + std::to_string(opt.buffer_cap) + " is below 1 KiB");
+    if (opt.coalesce_bytes == 0) throw std::invalid_argument(who + "coalesce_bytes = 0");
+  } catch (...) {
+    bad = std::current_exception();
+  }
+  detail::agree(name, bad,
+                {{"element type", std::int64_t(detail::element_type_of<T>()), &detail::show_scalar_type},
+                 {"strategy", std::int64_t(opt.strategy)},
+                 {"reproducible", opt.reproducible, &detail::show_bool},
+                 {"merge", std::int64_t(opt.merge), &detail::show_merge},
+                 {"growing_pattern", opt.growing_pattern, &detail::show_bool}});
+  const std::int64_t mine[2] = {local_rows, local_cols};
+  const auto all = detail::world_allgather(mine, name);
+  const int np = detail::world_size(), me = detail::world_rank();
+  std::vector<std::int64_t> starts(std::size_t(np) + 1, 0);
+  std::int64_t cols = 0, c0 = 0;
+  for (int p = 0; p < np; ++p) {
+    starts[std::size_t(p) + 1] = starts[std::size_t(p)] + all[2 * std::size_t(p)];
+    if (p == me) c0 = cols;
+    cols += all[2 * std::size_t(p) + 1];
+  }
+  // The same on every process (from the same gathered sizes).
+  if (starts.back() > INT32_MAX || cols > INT32_MAX)
+    throw std::invalid_argument(who + "the global size " + std::to_string(starts.back()) + " x " +
+                                std::to_string(cols) + " exceeds 2^31-1 rows or columns");
+  auto& s = *s_;
+  s.m = starts.back();
+  s.n = cols;
+  s.r0 = starts[std::size_t(me)];
+  s.r1 = starts[std::size_t(me) + 1];
+  s.c0 = c0;
+  s.c1 = c0 + local_cols;
+  s.growing = opt.growing_pattern;
+  // Empty blocks until the first commit lays out the pattern.
+  s.d_ptr.assign(std::size_t(s.r1 - s.r0) + 1, 0);
+  s.o_ptr = s.d_ptr;
+  detail::assembly_shape sh;
+  sh.name = name;
+  sh.rows = s.m;
+  sh.cols = s.n;
+  sh.row_map.parts = np;
+  sh.row_map.starts = starts;
+  s.starts = std::move(starts);
+  sh.col_map.parts = 1;
+  sh.my_part = me;
+  sh.lrows = s.r1 - s.r0;
+  sh.lcols = s.n;
+  sh.lld = std::max<std::int64_t>(1, sh.lrows);
+  sh.elem_size = sizeof(T);
+  sh.storage_bytes = detail::assembly_engine::header_bytes;
+  sh.strategy = opt.strategy;
+  sh.buffer_cap = opt.buffer_cap;
+  sh.coalesce_bytes = opt.coalesce_bytes;
+  sh.seed = opt.seed;
+  sh.reproducible = opt.reproducible && detail::exact_capable<T>;
+  sh.merge = opt.merge;
+  sh.element_storage = false;
+  sh.context = &s;
+  s.engine = std::make_unique<detail::assembly_engine>(sh, &detail::sparse_apply<T>, &detail::sparse_settle<T>,
+                                                       &detail::sparse_clear<T>);
+}
+
+template <class T>
+sparse_matrix<T>::~sparse_matrix() = default;
+
+template <class T>
+std::int64_t sparse_matrix<T>::rows() const noexcept {
+  return s_->m;
+}
+template <class T>
+std::int64_t sparse_matrix<T>::cols() const noexcept {
+  return s_->n;
+}
+template <class T>
+std::int64_t sparse_matrix<T>::row_begin() const noexcept {
+  return s_->r0;
+}
+template <class T>
+std::int64_t sparse_matrix<T>::row_end() const noexcept {
+  return s_->r1;
+}
+template <class T>
+std::int64_t sparse_matrix<T>::col_begin() const noexcept {
+  return s_->c0;
+}
+template <class T>
+std::int64_t sparse_matrix<T>::col_end() const noexcept {
+  return s_->c1;
+}
+
+template <class T>
+void sparse_matrix<T>::update(const T* block, std::int64_t ld, std::span<const std::int64_t> rows,
+                              std::span<const std::int64_t> cols, matrix_layout lay) {
+  auto& s = *s_;
+  if (s.frozen()) {
+    s.engine->validate(rows, cols, ld, lay, block);  // ranges first: the lookups below index by them
+    detail::check_pattern(s, rows, cols);
+  }
+  s.engine->update(block, ld, rows, cols, lay);  // validates
+  if (!s.built && !s.growing && !cols.empty()) {
+    std::lock_guard g(s.touched_lock);
+    for (std::int64_t r : rows)
+      if (r < s.r0 || r >= s.r1) s.touched.push_back(r);
+  }
+}
+
+template <class T>
+void sparse_matrix<T>::commit() {
+  auto& s = *s_;
+  s.engine->commit();
+  std::exception_ptr bad;
+  if (!s.outside.empty()) {
+    bad = std::make_exception_ptr(error(s.outside));
+    s.outside.clear();
+  }
+  detail::agree("accrete::sparse_matrix::commit", bad);
+  if (s.frozen() && !s.ghosts_known) detail::fetch_ghosts(s);
+}
+
+template <class T>
+void sparse_matrix<T>::reopen() {
+  s_->engine->reopen();
+}
+template <class T>
+void sparse_matrix<T>::reset() {
+  s_->engine->reset();
+}
+template <class T>
+std::uint64_t sparse_matrix<T>::round() const noexcept {
+  return s_->engine->round();
+}
+template <class T>
+bool sparse_matrix<T>::pattern_frozen() const noexcept {
+  return s_->frozen();
+}
+template <class T>
+std::int64_t sparse_matrix<T>::local_nnz() const noexcept {
+  return std::int64_t(s_->values.size());
+}
+
+template <class T>
+csr_block<T> sparse_matrix<T>::diag() const {
+  s_->engine->require_usable("diag");
+  auto& s = *s_;
+  return {s.d_ptr, s.d_col, std::span<T>(s.values.data(), std::size_t(s.nnz_d))};
+}
+template <class T>
+csr_block<T> sparse_matrix<T>::offdiag() const {
+  s_->engine->require_usable("offdiag");
+  auto& s = *s_;
+  return {s.o_ptr, s.o_col,
+          std::span<T>(s.values.data() + s.nnz_d, s.values.size() - std::size_t(s.nnz_d))};
+}
+template <class T>
+std::span<const std::int64_t> sparse_matrix<T>::col_map() const {
+  s_->engine->require_usable("col_map");
+  return s_->col_map;
+}
+
+template <class T>
+T sparse_matrix<T>::get(std::int64_t i, std::int64_t j) const {
+  auto& s = *s_;
+  s.engine->require_usable("get");
+  if (i < s.r0 || i >= s.r1)
+    throw std::out_of_range("accrete::sparse_matrix::get: row " + std::to_string(i) + " is not in this process's rows [" +
+                            std::to_string(s.r0) + ", " + std::to_string(s.r1) + ")");
+  if (j < 0 || j >= s.n)
+    throw std::out_of_range("accrete::sparse_matrix::get: column " + std::to_string(j) + " is outside [0, " +
+                            std::to_string(s.n) + ")");
+  const std::int64_t k = s.find(std::int32_t(i - s.r0), std::int32_t(j));
+  return k < 0 ? T{} : s.values[std::size_t(k)];
+}
+
+template <class T>
+assembly_stats sparse_matrix<T>::stats() const {
+  return s_->engine->stats();
+}
+
+template class sparse_matrix<float>;
+template class sparse_matrix<double>;
+template class sparse_matrix<std::complex<float>>;
+template class sparse_matrix<std::complex<double>>;
+
+}  // namespace accrete

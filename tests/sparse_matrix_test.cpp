@@ -1,0 +1,389 @@
+// sparse_matrix<T>: assembly of random element sets into a distributed
+// CSR, checked exactly against a serial reference that every process
+// computes from the same generator. Rows are split unevenly (one process
+// owns none, the last rows nobody touches), columns are split differently
+// from rows (so the diagonal block is not square), elements repeat
+// indices. Registered in sparse_matrix.cmake for P = 1..5, node sizes real
+// and 1.
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "accrete/accrete.hpp"
+#include "accrete/sparse/sparse_matrix.hpp"
+#include "assembly/repro.hpp"
+
+using namespace accrete;
+
+namespace {
+
+constexpr int kElements = 240;
+
+struct element {
+  std::vector<std::int64_t> rows, cols;
+};
+
+// Uneven row ownership: rank 1 owns no rows; columns split evenly.
+std::int64_t my_rows(int rank) { return rank == 1 ? 0 : 9 + 5 * (rank % 3); }
+std::int64_t total_rows(int np) {
+  std::int64_t m = 0;
+  for (int p = 0; p < np; ++p) m += my_rows(p);
+  return m;
+}
+std::int64_t my_cols(int rank, int np) {
+  const std::int64_t n = total_rows(np) + 3;  // rectangular: three more columns
+  return n / np + (rank < n % np ? 1 : 0);
+}
+
+// Element e (the same on every process): 3..6 rows and 2..6 columns, drawn
+// with repeats, avoiding the last 4 rows (rows nobody touches) unless
+// salted: salted elements reach entries that unsalted ones never do.
+element make_element(int e, std::int64_t m, std::int64_t n, std::uint64_t salt = 0) {
+  std::mt19937_64 g(std::uint64_t(e) * 7919 + 17 + salt);
+  element el;
+  const int nr = 3 + int(g() % 4), nc = 2 + int(g() % 5);
+  const std::uint64_t span = std::uint64_t(salt ? m : m - 4);
+  for (int i = 0; i < nr; ++i) el.rows.push_back(std::int64_t(g() % span));
+  for (int j = 0; j < nc; ++j) el.cols.push_back(std::int64_t(g() % std::uint64_t(n)));
+  return el;
+}
+
+// Block values, column-major: multiples of 1/32 below 8 in magnitude, so
+// every sum is exact whatever its order.
+template <class T>
+T value(int e, int round, std::size_t k) {
+  const double re = double(int((e * 31 + round * 7 + int(k) * 13) % 255) - 127) / 32.0;
+  if constexpr (std::is_same_v<T, std::complex<double>> || std::is_same_v<T, std::complex<float>>)
+    return T(typename T::value_type(re), typename T::value_type(double(int(k % 5) - 2) / 4.0));
+  else
+    return T(re);
+}
+
+template <class T>
+std::vector<T> block_of(const element& el, int e, int round) {
+  std::vector<T> b(el.rows.size() * el.cols.size());
+  for (std::size_t k = 0; k < b.size(); ++k) b[k] = value<T>(e, round, k);
+  return b;
+}
+
+// Rank p's `v`, on every process.
+int exchange_value(int v, int p) { return broadcast(v, p).wait(); }
+
+template <class T>
+using reference = std::map<std::pair<std::int64_t, std::int64_t>, T>;
+
+// The serial assembly of rounds `rounds` of every element, rows [r0, r1).
+template <class T>
+reference<T> serial(std::int64_t m, std::int64_t n, std::int64_t r0, std::int64_t r1, std::initializer_list<int> rounds,
+                    std::uint64_t salt = 0) {
+  reference<T> ref;
+  for (int round : rounds)
+    for (int e = 0; e < kElements; ++e) {
+      const element el = make_element(e, m, n, salt);
+      const auto b = block_of<T>(el, e, round);
+      for (std::size_t j = 0; j < el.cols.size(); ++j)
+        for (std::size_t i = 0; i < el.rows.size(); ++i)
+          if (el.rows[i] >= r0 && el.rows[i] < r1) ref[{el.rows[i], el.cols[j]}] += b[j * el.rows.size() + i];
+    }
+  return ref;
+}
+
+// This process's elements of one round (element e belongs to rank e % P).
+template <class T>
+void assemble(sparse_matrix<T>& A, int round, std::uint64_t salt = 0, int threads = 1) {
+  const int me = rank_me(), np = rank_n();
+  auto work = [&](int t) {
+    for (int e = me + np * t; e < kElements; e += np * threads) {
+      const element el = make_element(e, A.rows(), A.cols(), salt);
+      const auto b = block_of<T>(el, e, round);
+      A.update(b.data(), std::int64_t(el.rows.size()), el.rows, el.cols);
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int t = 1; t < threads; ++t) ts.emplace_back(work, t);
+  work(0);
+  for (auto& th : ts) th.join();
+}
+
+// The committed local rows against the reference, through every view:
+// the pattern (every entry, no other), the values, the two blocks' layout.
+template <class T>
+void expect_rows(const sparse_matrix<T>& A, const reference<T>& ref) {
+  const auto d = A.diag(), o = A.offdiag();
+  const auto cmap = A.col_map();
+  const std::int64_t nl = A.row_end() - A.row_begin();
+  ASSERT_EQ(d.row_ptr.size(), std::size_t(nl) + 1);
+  ASSERT_EQ(o.row_ptr.size(), std::size_t(nl) + 1);
+  ASSERT_TRUE(std::is_sorted(cmap.begin(), cmap.end()));
+  reference<T> got;
+  for (std::int64_t r = 0; r < nl; ++r) {
+    const std::int64_t row = A.row_begin() + r;
+    std::int64_t last = -1;
+    for (std::int64_t k = d.row_ptr[r]; k < d.row_ptr[r + 1]; ++k) {
+      const std::int64_t c = A.col_begin() + d.col[k];
+      ASSERT_GE(d.col[k], 0);
+      ASSERT_LT(c, A.col_end());
+      ASSERT_GT(c, last) << "diagonal block columns ascend";
+      last = c;
+      got[{row, c}] = d.value[k];
+    }
+    last = -1;
+    for (std::int64_t k = o.row_ptr[r]; k < o.row_ptr[r + 1]; ++k) {
+      ASSERT_LT(std::size_t(o.col[k]), cmap.size());
+      const std::int64_t c = cmap[o.col[k]];
+      ASSERT_TRUE(c < A.col_begin() || c >= A.col_end()) << "off-diagonal column " << c;
+      ASSERT_GT(c, last);
+      last = c;
+      got[{row, c}] = o.value[k];
+    }
+  }
+  EXPECT_EQ(std::int64_t(got.size()), A.local_nnz());
+  ASSERT_EQ(got.size(), ref.size()) << "pattern size on rank " << rank_me();
+  for (const auto& [ij, v] : ref) {
+    auto it = got.find(ij);
+    ASSERT_NE(it, got.end()) << "entry (" << ij.first << ", " << ij.second << ") missing";
+    EXPECT_EQ(it->second, v) << "entry (" << ij.first << ", " << ij.second << ")";
+    EXPECT_EQ(A.get(ij.first, ij.second), v);
+  }
+}
+
+template <class T>
+void rounds_on_frozen_pattern(sparse_matrix_options opt, int threads = 1) {
+  sparse_matrix<T> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), opt);
+  ASSERT_EQ(A.rows(), total_rows(rank_n()));
+  ASSERT_EQ(A.cols(), total_rows(rank_n()) + 3);
+  assemble(A, 0, 0, threads);
+  A.commit();
+  EXPECT_TRUE(A.pattern_frozen());
+  expect_rows(A, serial<T>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {0}));
+  // Round 1 adds on the pattern; round 2 starts from zero.
+  A.reopen();
+  assemble(A, 1, 0, threads);
+  A.commit();
+  expect_rows(A, serial<T>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {0, 1}));
+  A.reset();
+  assemble(A, 2, 0, threads);
+  A.commit();
+  expect_rows(A, serial<T>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {2}));
+  EXPECT_EQ(A.round(), 3u);
+}
+
+}  // namespace
+
+TEST(SparseMatrix, RoundsOnAFrozenPatternDouble) { rounds_on_frozen_pattern<double>({}); }
+TEST(SparseMatrix, RoundsOnAFrozenPatternComplex) { rounds_on_frozen_pattern<std::complex<double>>({}); }
+TEST(SparseMatrix, RoundsOnAFrozenPatternFloat) { rounds_on_frozen_pattern<float>({}); }
+TEST(SparseMatrix, AlltoallStrategy) {
+  sparse_matrix_options o;
+  o.strategy = update_strategy::alltoall;
+  rounds_on_frozen_pattern<double>(o);
+}
+TEST(SparseMatrix, SmallBuffersAndThreads) {
+  sparse_matrix_options o;
+  o.buffer_cap = 2048;  // a packet or two in flight at a time
+  o.coalesce_bytes = 256;
+  rounds_on_frozen_pattern<double>(o, 3);
+}
+
+// A new entry in a row whose pattern the origin knows (its own rows, and
+// rows it updated in round 0) throws from update, before anything of the
+// update is applied.
+TEST(SparseMatrix, NewEntryInAFrozenPatternThrowsAtTheOrigin) {
+  sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()));
+  assemble(A, 0);
+  A.commit();
+  A.reopen();
+  const std::int64_t last = A.rows() - 1;  // a row nobody updated in round 0
+  if (last >= A.row_begin() && last < A.row_end()) {
+    // The update's first row is in the pattern, its second is not: nothing
+    // may be applied, not even the first row's part.
+    const element el = make_element(rank_me(), A.rows(), A.cols());
+    const std::int64_t rows[2] = {el.rows[0], last}, cols[1] = {el.cols[0]};
+    const double b[2] = {1.0, 1.0};
+    try {
+      A.update(b, 2, rows, cols);
+      ADD_FAILURE() << "update accepted an entry outside the frozen pattern";
+    } catch (const error& e) {
+      EXPECT_NE(std::string(e.what()).find("entry (row " + std::to_string(last) + ", column " +
+                                           std::to_string(el.cols[0]) + ") at block position (1, 0)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // Rows updated in round 0 are known to every origin that updated them.
+  const element el = make_element(rank_me(), A.rows(), A.cols());
+  if (std::int64_t(rank_me()) < kElements) {
+    std::set<std::int64_t> in_row;
+    for (std::int64_t c : el.cols) in_row.insert(c);
+    // A column of the matrix this row does not hold (round 0 used few).
+    const std::int64_t row = el.rows[0];
+    std::int64_t fresh_col = -1;
+    const auto ref = serial<double>(A.rows(), A.cols(), row, row + 1, {0});
+    for (std::int64_t c = 0; c < A.cols() && fresh_col < 0; ++c)
+      if (!ref.count({row, c})) fresh_col = c;
+    if (fresh_col >= 0) {
+      const std::int64_t rows[1] = {row}, cols[1] = {fresh_col};
+      const double b[1] = {2.0};
+      EXPECT_THROW(A.update(b, 1, rows, cols), error) << "row " << row << ", column " << fresh_col;
+    }
+  }
+  A.commit();  // nothing of the rejected updates arrived anywhere
+  expect_rows(A, serial<double>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {0}));
+}
+
+// A row the origin cannot see (another process's, not updated by the
+// origin in round 0) is checked by its owner: the piece is dropped and the
+// commit throws on every process naming the entry.
+TEST(SparseMatrix, NewEntryInAnUnseenRowFailsTheCommitEverywhere) {
+  sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()));
+  assemble(A, 0);
+  A.commit();
+  A.reopen();
+  const std::int64_t last = A.rows() - 1;
+  const bool mine = last >= A.row_begin() && last < A.row_end();
+  // The lowest rank that does not own the row sends the bad entry.
+  int sender = -1;
+  for (int p = 0; p < rank_n() && sender < 0; ++p)
+    if (exchange_value(int(mine), p) == 0) sender = p;
+  if (sender < 0) GTEST_SKIP() << "one process owns every row";
+  if (rank_me() == sender) {
+    const std::int64_t rows[1] = {last}, cols[1] = {0};
+    const double b[1] = {1.0};
+    A.update(b, 1, rows, cols);
+  }
+  try {
+    A.commit();
+    ADD_FAILURE() << "commit accepted an entry outside the frozen pattern";
+  } catch (const error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("entry (row " + std::to_string(last) + ", column 0) is not in the frozen pattern"),
+              std::string::npos)
+        << msg;
+  }
+  // reset() starts over on the same pattern.
+  A.reset();
+  assemble(A, 2);
+  A.commit();
+  expect_rows(A, serial<double>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {2}));
+}
+
+TEST(SparseMatrix, GrowingPattern) {
+  sparse_matrix_options o;
+  o.growing_pattern = true;
+  sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), o);
+  assemble(A, 0);
+  A.commit();
+  EXPECT_FALSE(A.pattern_frozen());
+  A.reopen();
+  assemble(A, 1, 99);  // new entries and existing ones
+  A.commit();
+  auto ref = serial<double>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {0});
+  for (auto& [ij, v] : serial<double>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {1}, 99)) ref[ij] += v;
+  expect_rows(A, ref);
+}
+
+// Reproducible sums: values that round, added in whatever order the
+// packets arrive; every entry must be the exact sum rounded once (which is
+// unique, so the bits are the same for every P, partition and order).
+TEST(SparseMatrix, ReproducibleIsTheExactSumRoundedOnce) {
+  sparse_matrix_options o;
+  o.reproducible = true;
+  sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), o);
+  auto val = [](int e, int round, std::size_t k) {
+    std::mt19937_64 g(std::uint64_t(e) * 131 + std::uint64_t(round) * 7 + k);
+    return std::ldexp(double(g() >> 11), -53) * std::ldexp(1.0, int(g() % 40) - 20) * ((g() & 1) ? 1 : -1);
+  };
+  auto run = [&](int round) {
+    for (int e = rank_me(); e < kElements; e += rank_n()) {
+      const element el = make_element(e, A.rows(), A.cols());
+      std::vector<double> b(el.rows.size() * el.cols.size());
+      for (std::size_t k = 0; k < b.size(); ++k) b[k] = val(e, round, k);
+      A.update(b.data(), std::int64_t(el.rows.size()), el.rows, el.cols);
+    }
+    A.commit();
+  };
+  reference<double> ref;
+  for (int round : {0, 1}) {
+    run(round);
+    // Reference: the exact sum of the value before the round and every
+    // contribution of the round, rounded once.
+    std::map<std::pair<std::int64_t, std::int64_t>, detail::exact_sum> exact;
+    for (auto& [ij, v] : ref) exact[ij].add(v);
+    for (int e = 0; e < kElements; ++e) {
+      const element el = make_element(e, A.rows(), A.cols());
+      for (std::size_t j = 0; j < el.cols.size(); ++j)
+        for (std::size_t i = 0; i < el.rows.size(); ++i)
+          if (el.rows[i] >= A.row_begin() && el.rows[i] < A.row_end())
+            exact[{el.rows[i], el.cols[j]}].add(val(e, round, j * el.rows.size() + i));
+    }
+    for (auto& [ij, s] : exact) ref[ij] = s.round<double>();
+    expect_rows(A, ref);
+    A.reopen();
+  }
+}
+
+TEST(SparseMatrix, BadInputThrowsNamingTheValue) {
+  sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()));
+  const double b[4] = {1, 2, 3, 4};
+  const std::int64_t good[2] = {0, 1}, bad_row[2] = {0, A.rows()}, bad_col[2] = {-1, 0};
+  try {
+    A.update(b, 2, bad_row, good);
+    ADD_FAILURE();
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("row index " + std::to_string(A.rows())), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(A.update(b, 2, good, bad_col), std::out_of_range);
+  try {
+    A.update(b, 1, good, good);
+    ADD_FAILURE();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("leading dimension 1"), std::string::npos) << e.what();
+  }
+  A.commit();  // nothing was applied: an empty pattern
+  EXPECT_EQ(A.local_nnz(), 0);
+  EXPECT_THROW((void)A.get(A.row_end(), 0), std::out_of_range);
+  // One process passing a bad size: every process throws, none waits.
+  // (there std::invalid_argument, elsewhere accrete::collective_misuse,
+  // both with the bad process's message).
+  try {
+    sparse_matrix<double> B(rank_me() == rank_n() - 1 ? -1 : 3, 3);
+    ADD_FAILURE();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("local_rows = -1 is negative"), std::string::npos) << e.what();
+  }
+  sparse_matrix_options o;
+  o.merge = merge_op::max;
+  EXPECT_THROW(sparse_matrix<std::complex<double>>(3, 3, o), std::invalid_argument);
+}
+
+TEST(SparseMatrix, MaxMerge) {
+  sparse_matrix_options o;
+  o.merge = merge_op::max;
+  sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), o);
+  assemble(A, 0);
+  A.commit();
+  // Reference: max over contributions, starting from 0 (an absent entry).
+  reference<double> ref;
+  for (int e = 0; e < kElements; ++e) {
+    const element el = make_element(e, A.rows(), A.cols());
+    const auto b = block_of<double>(el, e, 0);
+    for (std::size_t j = 0; j < el.cols.size(); ++j)
+      for (std::size_t i = 0; i < el.rows.size(); ++i)
+        if (el.rows[i] >= A.row_begin() && el.rows[i] < A.row_end()) {
+          auto [it, fresh] = ref.try_emplace({el.rows[i], el.cols[j]}, 0.0);
+          it->second = std::max(it->second, b[j * el.rows.size() + i]);
+          (void)fresh;
+        }
+  }
+  expect_rows(A, ref);
+}
