@@ -6,6 +6,7 @@
 // indices. Registered in sparse_matrix.cmake for P = 1..5, node sizes real
 // and 1.
 #include <algorithm>
+#include <chrono>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -386,4 +387,30 @@ TEST(SparseMatrix, MaxMerge) {
         }
   }
   expect_rows(A, ref);
+}
+
+// Every process floods rank 0's rows while rank 0 sleeps (no progress):
+// the flooders wait for room instead of buffering without bound, and every
+// update still arrives.
+TEST(SparseMatrix, FloodingASleepingOwnerStaysWithinBufferCap) {
+  sparse_matrix_options o;
+  o.buffer_cap = 4 << 10;
+  o.coalesce_bytes = 1 << 10;
+  sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), o);
+  const std::int64_t owned = my_rows(0);  // rows [0, owned) are rank 0's
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(owned)), cols(static_cast<std::size_t>(A.cols()));
+  for (std::int64_t i = 0; i < owned; ++i) rows[std::size_t(i)] = i;
+  for (std::int64_t j = 0; j < A.cols(); ++j) cols[std::size_t(j)] = j;
+  std::vector<double> block(rows.size() * cols.size(), 0.5);
+  constexpr int kFloods = 40;  // ~40 x 9 x 30 x 8 bytes per process, far above the cap
+  if (rank_me() == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  else
+    for (int k = 0; k < kFloods; ++k) A.update(block.data(), owned, rows, cols);
+  A.commit();
+  EXPECT_LE(A.stats().peak_buffered, o.buffer_cap);
+  if (rank_me() == 0) {
+    for (std::int64_t i = 0; i < owned; ++i)
+      for (std::int64_t j = 0; j < A.cols(); ++j) ASSERT_EQ(A.get(i, j), 0.5 * kFloods * (rank_n() - 1));
+  }
 }
