@@ -1,0 +1,370 @@
+// bench_fe_assembly: finite-element matrix assembly (the workload of
+// ../shared/bench/fe-assembly.md, fe_workload.hpp) into a distributed
+// sparse matrix, R rounds on one pattern, every implementation computing
+// the same element matrices in the same run:
+//
+//   accrete        sparse_matrix<double>: round 0 discovers the pattern,
+//                  later rounds reset() and add into its frozen slots
+//   accrete_repro  the same with reproducible = true
+//   mpi_alltoallv  plain MPI: (row, col, value) triples binned by owner,
+//                  one MPI_Alltoallv, a local sort-and-sum into CSR, every round
+//   bound          the local-apply bound: each process adds its element
+//                  matrices (rows of other processes included) into a
+//                  private CSR through precomputed slots; no communication
+//
+// Time per round: from a barrier to the matrix complete on every process
+// (max over processes), element computation included. Each repetition
+// runs every implementation (order rotated), R rounds each; first round
+// and the median of later rounds are reported, medians over repetitions,
+// and ratios to the bound. Every implementation's last round is checked
+// (untimed): the checksum of all entries exactly, and 1% of the rows
+// exactly against a serial assembly of the elements around them.
+//
+// Usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb]
+//                          [--rounds R] [--reps K] [--json PATH]
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include <accrete/accrete.hpp>
+#include <accrete/sparse/sparse_matrix.hpp>
+
+#include "fe_workload.hpp"
+#include "harness.hpp"
+
+namespace {
+
+struct context {
+  fe::mesh m;
+  int me = 0, np = 1, rounds = 3;
+  std::vector<std::int64_t> elements;  // mine
+  std::int64_t r0 = 0, r1 = 0;         // my rows
+};
+
+// Rows of the matrix as (column, value), ascending, for the checks.
+using row_values = std::vector<std::pair<std::int64_t, double>>;
+
+// One implementation: run(round) assembles one round; row(i) reads back
+// an own row; checksum() sums the own rows' stored values.
+struct impl {
+  std::string name;
+  virtual ~impl() = default;
+  virtual void setup() {}
+  virtual void run(int round) = 0;
+  virtual bool checked() const { return true; }
+  virtual row_values row(std::int64_t) const { return {}; }
+  virtual double checksum() const { return 0; }
+};
+
+struct accrete_impl : impl {
+  const context& c;
+  bool repro;
+  std::unique_ptr<accrete::sparse_matrix<double>> A;
+  accrete_impl(const context& cx, bool r) : c(cx), repro(r) { name = r ? "accrete_repro" : "accrete"; }
+  void setup() override {
+    accrete::sparse_matrix_options o;
+    o.reproducible = repro;
+    A.reset();
+    A = std::make_unique<accrete::sparse_matrix<double>>(c.r1 - c.r0, c.r1 - c.r0, o);
+  }
+  void run(int round) override {
+    if (round > 0) A->reset();
+    const int ne = c.m.element_unknowns();
+    std::vector<double> K(std::size_t(ne) * ne);
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(ne));
+    for (std::int64_t e : c.elements) {
+      c.m.element_rows(e, rows.data());
+      fe::element_matrix(c.m, round, e, K.data());
+      A->update(K.data(), ne, rows, rows);
+    }
+    A->commit();
+  }
+  row_values row(std::int64_t i) const override {
+    row_values out;
+    const std::int64_t lr = i - c.r0;
+    const auto d = A->diag(), o = A->offdiag();
+    for (auto k = d.row_ptr[lr]; k < d.row_ptr[lr + 1]; ++k) out.push_back({A->col_begin() + d.col[k], d.value[k]});
+    for (auto k = o.row_ptr[lr]; k < o.row_ptr[lr + 1]; ++k) out.push_back({A->col_map()[o.col[k]], o.value[k]});
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  double checksum() const override {
+    double s = 0;
+    for (double v : A->diag().value) s += v;
+    for (double v : A->offdiag().value) s += v;
+    return s;
+  }
+};
+
+struct mpi_impl : impl {
+  const context& c;
+  std::vector<std::int64_t> ptr, col;
+  std::vector<double> val;
+  explicit mpi_impl(const context& cx) : c(cx) { name = "mpi_alltoallv"; }
+  struct triple {
+    std::int64_t row, col;
+    double v;
+  };
+  void run(int round) override {
+    const int ne = c.m.element_unknowns(), np = c.np;
+    std::vector<double> K(std::size_t(ne) * ne);
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(ne));
+    std::vector<std::vector<triple>> out(static_cast<std::size_t>(np));
+    const auto& rs = c.m.row_start;
+    for (std::int64_t e : c.elements) {
+      c.m.element_rows(e, rows.data());
+      fe::element_matrix(c.m, round, e, K.data());
+      for (int a = 0; a < ne; ++a) {
+        const int p = int(std::upper_bound(rs.begin(), rs.end(), rows[std::size_t(a)]) - rs.begin()) - 1;
+        auto& v = out[std::size_t(p)];
+        for (int b = 0; b < ne; ++b) v.push_back({rows[std::size_t(a)], rows[std::size_t(b)], K[std::size_t(a) * ne + b]});
+      }
+    }
+    const auto nps = static_cast<std::size_t>(np);
+    std::vector<int> scount(nps), rcount(nps), sdisp(nps), rdisp(nps);
+    std::vector<triple> sbuf;
+    for (int p = 0; p < np; ++p) {
+      sdisp[std::size_t(p)] = int(sbuf.size());
+      scount[std::size_t(p)] = int(out[std::size_t(p)].size());
+      sbuf.insert(sbuf.end(), out[std::size_t(p)].begin(), out[std::size_t(p)].end());
+      std::vector<triple>().swap(out[std::size_t(p)]);
+    }
+    MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int total = 0;
+    for (int p = 0; p < np; ++p) rdisp[std::size_t(p)] = total, total += rcount[std::size_t(p)];
+    std::vector<triple> rbuf(static_cast<std::size_t>(total));
+    MPI_Datatype t;
+    MPI_Type_contiguous(int(sizeof(triple)), MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    MPI_Alltoallv(sbuf.data(), scount.data(), sdisp.data(), t, rbuf.data(), rcount.data(), rdisp.data(), t,
+                  MPI_COMM_WORLD);
+    MPI_Type_free(&t);
+    std::vector<triple>().swap(sbuf);
+    std::sort(rbuf.begin(), rbuf.end(),
+              [](const triple& a, const triple& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
+    const std::int64_t nl = c.r1 - c.r0;
+    ptr.assign(std::size_t(nl) + 1, 0);
+    col.clear();
+    val.clear();
+    for (std::size_t i = 0; i < rbuf.size();) {
+      std::size_t j = i;
+      double s = 0;
+      for (; j < rbuf.size() && rbuf[j].row == rbuf[i].row && rbuf[j].col == rbuf[i].col; ++j) s += rbuf[j].v;
+      col.push_back(rbuf[i].col);
+      val.push_back(s);
+      ++ptr[std::size_t(rbuf[i].row - c.r0) + 1];
+      i = j;
+    }
+    std::partial_sum(ptr.begin(), ptr.end(), ptr.begin());
+  }
+  row_values row(std::int64_t i) const override {
+    row_values out;
+    const std::int64_t lr = i - c.r0;
+    for (auto k = ptr[std::size_t(lr)]; k < ptr[std::size_t(lr) + 1]; ++k) out.push_back({col[std::size_t(k)], val[std::size_t(k)]});
+    return out;
+  }
+  double checksum() const override { return std::accumulate(val.begin(), val.end(), 0.0); }
+};
+
+struct bound_impl : impl {
+  const context& c;
+  std::vector<std::int32_t> slot;  // per element entry
+  std::vector<double> val;
+  explicit bound_impl(const context& cx) : c(cx) { name = "bound"; }
+  bool checked() const override { return false; }  // a private partial matrix, not an assembly
+  void setup() override {
+    // Untimed: the private pattern of every entry my elements touch.
+    const int ne = c.m.element_unknowns();
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(ne));
+    std::vector<std::pair<std::int64_t, std::int64_t>> keys;
+    keys.reserve(c.elements.size() * std::size_t(ne) * std::size_t(ne));
+    for (std::int64_t e : c.elements) {
+      c.m.element_rows(e, rows.data());
+      for (int a = 0; a < ne; ++a)
+        for (int b = 0; b < ne; ++b) keys.push_back({rows[std::size_t(a)], rows[std::size_t(b)]});
+    }
+    std::vector<std::pair<std::int64_t, std::int64_t>> uniq = keys;
+    std::sort(uniq.begin(), uniq.end());
+    uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+    slot.resize(keys.size());
+    for (std::size_t k = 0; k < keys.size(); ++k)
+      slot[k] = std::int32_t(std::lower_bound(uniq.begin(), uniq.end(), keys[k]) - uniq.begin());
+    val.assign(uniq.size(), 0.0);
+  }
+  void run(int round) override {
+    const int ne = c.m.element_unknowns();
+    const std::size_t nn = std::size_t(ne) * std::size_t(ne);
+    std::vector<double> K(nn);
+    std::fill(val.begin(), val.end(), 0.0);
+    const std::int32_t* s = slot.data();
+    for (std::int64_t e : c.elements) {
+      fe::element_matrix(c.m, round, e, K.data());
+      for (std::size_t k = 0; k < nn; ++k) val[std::size_t(s[k])] += K[k];
+      s += nn;
+    }
+  }
+};
+
+// The serial row i of round `round`: the elements around its node.
+row_values serial_row(const context& c, const std::vector<std::int64_t>& old_of_new, std::int64_t i, int round) {
+  const int n = c.m.n, d = c.m.d, ne = c.m.element_unknowns();
+  const std::int64_t old = old_of_new[std::size_t(i / d - c.r0 / d)];
+  const int x = int(old % (n + 1)), y = int((old / (n + 1)) % (n + 1)), z = int(old / (std::int64_t(n + 1) * (n + 1)));
+  std::map<std::int64_t, double> acc;
+  std::vector<double> K(std::size_t(ne) * ne);
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(ne));
+  for (int ez = z - 1; ez <= z; ++ez)
+    for (int ey = y - 1; ey <= y; ++ey)
+      for (int ex = x - 1; ex <= x; ++ex) {
+        if (ex < 0 || ey < 0 || ez < 0 || ex >= n || ey >= n || ez >= n) continue;
+        const std::int64_t e = (std::int64_t(ez) * n + ey) * n + ex;
+        c.m.element_rows(e, rows.data());
+        fe::element_matrix(c.m, round, e, K.data());
+        for (int a = 0; a < ne; ++a)
+          if (rows[std::size_t(a)] == i)
+            for (int b = 0; b < ne; ++b) acc[rows[std::size_t(b)]] += K[std::size_t(a) * ne + b];
+      }
+  return row_values(acc.begin(), acc.end());
+}
+
+struct result {
+  std::vector<double> first, later;  // per repetition
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  accrete::runtime rt;
+  std::string preset_name = "tiny", partition = "slab", json;
+  int rounds = -1, reps = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (const char* v = bench::option(argc, argv, i, "--preset"))
+      preset_name = v;
+    else if (const char* v = bench::option(argc, argv, i, "--partition"))
+      partition = v;
+    else if (const char* v = bench::option(argc, argv, i, "--rounds"))
+      rounds = std::atoi(v);
+    else if (const char* v = bench::option(argc, argv, i, "--reps"))
+      reps = std::atoi(v);
+    else if (const char* v = bench::option(argc, argv, i, "--json"))
+      json = v;
+    else {
+      if (accrete::rank_me() == 0)
+        std::fprintf(stderr, "usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb] "
+                             "[--rounds R] [--reps K] [--json PATH]\n");
+      return 2;
+    }
+  }
+  const fe::preset pre = fe::preset_named(preset_name);
+  context c;
+  c.me = accrete::rank_me();
+  c.np = accrete::rank_n();
+  c.rounds = rounds > 1 ? rounds : pre.rounds;
+  c.m = fe::make_mesh(pre.n, pre.d, c.np, partition);
+  for (std::int64_t e = 0; e < std::int64_t(c.m.owner_of_element.size()); ++e)
+    if (c.m.owner_of_element[std::size_t(e)] == c.me) c.elements.push_back(e);
+  c.r0 = c.m.row_start[std::size_t(c.me)];
+  c.r1 = c.m.row_start[std::size_t(c.me) + 1];
+  // Own nodes' old indices, for the sampled-row check.
+  std::vector<std::int64_t> old_of_new(std::size_t((c.r1 - c.r0) / c.m.d));
+  for (std::int64_t old = 0; old < c.m.nodes(); ++old) {
+    const std::int64_t nn = c.m.node_number[std::size_t(old)];
+    if (nn * c.m.d >= c.r0 && nn * c.m.d < c.r1) old_of_new[std::size_t(nn - c.r0 / c.m.d)] = old;
+  }
+
+  std::vector<std::unique_ptr<impl>> impls;
+  impls.push_back(std::make_unique<accrete_impl>(c, false));
+  impls.push_back(std::make_unique<accrete_impl>(c, true));
+  impls.push_back(std::make_unique<mpi_impl>(c));
+  impls.push_back(std::make_unique<bound_impl>(c));
+  std::vector<result> res(impls.size());
+  std::vector<std::string> failures;
+  // The expected checksum of the last round: every element's entries.
+  double expect_sum = 0;
+  {
+    const int ne = c.m.element_unknowns();
+    std::vector<double> K(std::size_t(ne) * ne);
+    for (std::int64_t e : c.elements) {
+      fe::element_matrix(c.m, c.rounds - 1, e, K.data());
+      for (double v : K) expect_sum += v;
+    }
+    expect_sum = bench::reduce(expect_sum, MPI_SUM);
+  }
+  for (int rep = 0; rep < reps; ++rep)
+    for (std::size_t k = 0; k < impls.size(); ++k) {
+      const std::size_t which = (k + std::size_t(rep)) % impls.size();
+      impl& im = *impls[which];
+      im.setup();
+      std::vector<double> later;
+      for (int r = 0; r < c.rounds; ++r) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = bench::now();
+        im.run(r);
+        const double t = bench::reduce(bench::now() - t0, MPI_MAX);
+        if (r == 0)
+          res[which].first.push_back(t);
+        else
+          later.push_back(t);
+      }
+      res[which].later.push_back(bench::median(later));
+      if (!im.checked() || rep > 0) continue;
+      const double sum = bench::reduce(im.checksum(), MPI_SUM);
+      long bad = sum == expect_sum ? 0 : 1;
+      long sampled = 0;
+      for (std::int64_t i = c.r0; i < c.r1; ++i) {
+        std::uint64_t h = std::uint64_t(i) * 977;  // 1% of the rows, the same in every run
+        if (fe::splitmix_next(h) % 100 != 0) continue;
+        ++sampled;
+        if (im.row(i) != serial_row(c, old_of_new, i, c.rounds - 1)) ++bad;
+      }
+      bad = long(bench::reduce(double(bad), MPI_SUM));
+      sampled = long(bench::reduce(double(sampled), MPI_SUM));
+      if (c.me == 0)
+        std::printf("check %-14s checksum %s (%.17g vs %.17g), %ld sampled rows, %ld bad\n", im.name.c_str(),
+                    sum == expect_sum ? "exact" : "WRONG", sum, expect_sum, sampled, bad);
+      if (bad) failures.push_back(im.name);
+    }
+
+  const std::size_t ib = impls.size() - 1;
+  auto ratio = [&](std::size_t a, bool first) {
+    return bench::median_ratio(first ? res[a].first : res[a].later, first ? res[ib].first : res[ib].later);
+  };
+  if (c.me == 0) {
+    std::printf("\nbench_fe_assembly: preset %s (n = %d, d = %d, %lld unknowns), partition %s, P = %d, %d rounds, %d reps\n",
+                pre.name.c_str(), pre.n, pre.d, (long long)c.m.unknowns(), partition.c_str(), c.np, c.rounds, reps);
+    std::printf("%-15s %12s %12s %12s %12s\n", "implementation", "first [s]", "later [s]", "first/bound", "later/bound");
+    for (std::size_t k = 0; k < impls.size(); ++k)
+      std::printf("%-15s %12.4g %12.4g %12.3f %12.3f\n", impls[k]->name.c_str(), bench::median(res[k].first),
+                  bench::median(res[k].later), ratio(k, true), ratio(k, false));
+  }
+  if (c.me == 0 && !json.empty()) {
+    std::ofstream f(json);
+    f << "{\n  \"benchmark\": \"bench_fe_assembly\",\n  \"preset\": \"" << pre.name << "\",\n  \"n\": " << pre.n
+      << ",\n  \"d\": " << pre.d << ",\n  \"unknowns\": " << c.m.unknowns() << ",\n  \"partition\": \"" << partition
+      << "\",\n  \"processes\": " << c.np << ",\n  \"rounds\": " << c.rounds << ",\n  \"reps\": " << reps
+      << ",\n  \"checks_failed\": " << failures.size() << ",\n  \"results\": {";
+    for (std::size_t k = 0; k < impls.size(); ++k) {
+      f << (k ? "," : "") << "\n    \"" << impls[k]->name << "\": {\"first_s\": [";
+      for (std::size_t r = 0; r < res[k].first.size(); ++r) f << (r ? ", " : "") << bench::num(res[k].first[r]);
+      f << "], \"later_median_s\": [";
+      for (std::size_t r = 0; r < res[k].later.size(); ++r) f << (r ? ", " : "") << bench::num(res[k].later[r]);
+      f << "]}";
+    }
+    const std::size_t ia = 0, ir = 1, im = 2;
+    f << "\n  },\n  \"summary\": {\n    \"accrete_later_over_bound\": " << bench::num(ratio(ia, false))
+      << ",\n    \"accrete_repro_over_accrete_later\": " << bench::num(bench::median_ratio(res[ir].later, res[ia].later))
+      << ",\n    \"mpi_alltoallv_over_accrete_later\": " << bench::num(bench::median_ratio(res[im].later, res[ia].later))
+      << ",\n    \"mpi_alltoallv_over_accrete_first\": " << bench::num(bench::median_ratio(res[im].first, res[ia].first))
+      << "\n  }\n}\n";
+  }
+  if (!failures.empty() && c.me == 0) std::fprintf(stderr, "bench_fe_assembly: checks failed\n");
+  return failures.empty() ? 0 : 1;
+}
