@@ -21,7 +21,8 @@
 // exactly against a serial assembly of the elements around them.
 //
 // Usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb]
-//                          [--rounds R] [--reps K] [--json PATH]
+//                          [--rounds R] [--reps K] [--json PATH] [--only NAME]
+// (--only runs one implementation, for profiling; its ratios are then empty)
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -243,7 +244,7 @@ struct result {
 
 int main(int argc, char** argv) {
   accrete::runtime rt;
-  std::string preset_name = "tiny", partition = "slab", json;
+  std::string preset_name = "tiny", partition = "slab", json, only;
   int rounds = -1, reps = 1;
   for (int i = 1; i < argc; ++i) {
     if (const char* v = bench::option(argc, argv, i, "--preset"))
@@ -256,10 +257,12 @@ int main(int argc, char** argv) {
       reps = std::atoi(v);
     else if (const char* v = bench::option(argc, argv, i, "--json"))
       json = v;
+    else if (const char* v = bench::option(argc, argv, i, "--only"))
+      only = v;
     else {
       if (accrete::rank_me() == 0)
         std::fprintf(stderr, "usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb] "
-                             "[--rounds R] [--reps K] [--json PATH]\n");
+                             "[--rounds R] [--reps K] [--json PATH] [--only NAME]\n");
       return 2;
     }
   }
@@ -302,6 +305,7 @@ int main(int argc, char** argv) {
     for (std::size_t k = 0; k < impls.size(); ++k) {
       const std::size_t which = (k + std::size_t(rep)) % impls.size();
       impl& im = *impls[which];
+      if (!only.empty() && im.name != only) continue;  // profiling one implementation
       im.setup();
       std::vector<double> later;
       for (int r = 0; r < c.rounds; ++r) {

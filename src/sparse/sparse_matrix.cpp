@@ -28,6 +28,30 @@
 namespace accrete {
 namespace detail {
 
+// An update's or packet's columns sorted, with their positions: each row
+// is then searched by one merge with its sorted columns instead of a
+// binary search per entry (the lookups were most of a later round's time).
+struct sorted_cols {
+  std::vector<std::pair<std::int32_t, std::int32_t>> v;  // (column, position)
+  template <class I>
+  void assign(const I* cols, std::size_t n) {
+    v.resize(n);
+    for (std::size_t j = 0; j < n; ++j) v[j] = {std::int32_t(cols[j]), std::int32_t(j)};
+    std::sort(v.begin(), v.end());
+  }
+};
+
+// For every column of `sc`, found(position, index in [b, e)) or
+// found(position, -1) when the row does not hold it.
+template <class F>
+inline void merge_find(const std::int32_t* b, const std::int32_t* e, const sorted_cols& sc, F&& found) {
+  const std::int32_t* p = b;
+  for (const auto& [col, pos] : sc.v) {
+    while (p != e && *p < col) ++p;
+    found(pos, p != e && *p == col ? std::int64_t(p - b) : std::int64_t(-1));
+  }
+}
+
 template <class T>
 struct sparse_state {
   // A contribution to an entry not (yet) in the pattern: local row, global
@@ -39,11 +63,13 @@ struct sparse_state {
   std::int64_t m = 0, n = 0, r0 = 0, r1 = 0, c0 = 0, c1 = 0;
   bool growing = false, built = false;
   // The pattern by full rows, for lookups: row i's global columns
-  // pcol[row_ptr[i] .. row_ptr[i+1]) ascending, and each entry's index in
-  // `values`.
+  // pcol[row_ptr[i] .. row_ptr[i+1]) ascending. The diagonal columns are
+  // one range of them, from position dfirst[i] in the row, so an entry's
+  // place in `values` follows from the row's offsets (slot()), with no
+  // per-entry array to miss in cache.
   std::vector<std::int64_t> row_ptr;
   std::vector<std::int32_t> pcol;
-  std::vector<std::int64_t> pslot;
+  std::vector<std::int32_t> dfirst;
   // Values: the diagonal block's entries, then the off-diagonal block's.
   std::vector<T> values;
   std::int64_t nnz_d = 0;
@@ -67,7 +93,13 @@ struct sparse_state {
     if (!built) return -1;
     const auto b = pcol.begin() + row_ptr[std::size_t(lrow)], e = pcol.begin() + row_ptr[std::size_t(lrow) + 1];
     const auto it = std::lower_bound(b, e, col);
-    return it != e && *it == col ? pslot[std::size_t(it - pcol.begin())] : -1;
+    return it != e && *it == col ? slot(lrow, it - b) : -1;
+  }
+  // The index in `values` of the k-th entry of local row r.
+  std::int64_t slot(std::int64_t r, std::int64_t k) const noexcept {
+    const std::int64_t ds = dfirst[std::size_t(r)], db = d_ptr[std::size_t(r)], dc = d_ptr[std::size_t(r) + 1] - db;
+    if (k >= ds && k < ds + dc) return db + (k - ds);
+    return nnz_d + o_ptr[std::size_t(r)] + (k < ds ? k : k - dc);
   }
 };
 
@@ -93,18 +125,26 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   // Every slot first: with a frozen pattern a piece holding an entry
   // outside it is dropped whole.
   bool missing = false;
-  for (std::int32_t j = 0; j < v.nc; ++j)
+  if (!s.built) {
+    std::fill(slot.begin(), slot.end(), -1);
+    missing = true;
+  } else {
+    ACCRETE_THREAD_LOCAL sorted_cols sc;
+    sc.assign(v.lcol, std::size_t(v.nc));
     for (std::int32_t i = 0; i < v.nr; ++i) {
-      const std::int64_t k = s.find(v.lrow[i], v.lcol[j]);
-      slot[std::size_t(j) * std::size_t(v.nr) + std::size_t(i)] = k;
-      if (k < 0 && !missing) {
-        missing = true;
-        if (s.frozen() && s.outside.empty())
-          s.outside = "accrete::sparse_matrix: entry (row " + std::to_string(s.r0 + v.lrow[i]) + ", column " +
-                      std::to_string(v.lcol[j]) + ") is not in the frozen pattern (round " +
-                      std::to_string(e.round()) + "); the piece of the update that held it was not applied";
-      }
+      const std::int64_t rb = s.row_ptr[std::size_t(v.lrow[i])], re = s.row_ptr[std::size_t(v.lrow[i]) + 1];
+      merge_find(s.pcol.data() + rb, s.pcol.data() + re, sc, [&](std::int32_t j, std::int64_t k) {
+        slot[std::size_t(j) * std::size_t(v.nr) + std::size_t(i)] = k < 0 ? -1 : s.slot(v.lrow[i], k);
+        if (k < 0 && !missing) {
+          missing = true;
+          if (s.frozen() && s.outside.empty())
+            s.outside = "accrete::sparse_matrix: entry (row " + std::to_string(s.r0 + v.lrow[i]) + ", column " +
+                        std::to_string(v.lcol[j]) + ") is not in the frozen pattern (round " +
+                        std::to_string(e.round()) + "); the piece of the update that held it was not applied";
+        }
+      });
     }
+  }
   if (missing && s.frozen()) return;
   using R = real_t<T>;
   constexpr int w = width<T>;
@@ -181,7 +221,7 @@ void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
       const bool take_old = k < ke && (a >= add.size() || add[a].row != r || s.pcol[std::size_t(k)] < add[a].col);
       if (take_old) {
         col.push_back(s.pcol[std::size_t(k)]);
-        val.push_back(s.values[std::size_t(s.pslot[std::size_t(k)])]);
+        val.push_back(s.values[std::size_t(s.slot(r, k - s.row_ptr[std::size_t(r)]))]);
         ++k;
       } else {
         col.push_back(add[a].col);
@@ -204,7 +244,7 @@ void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
   offcols.erase(std::unique(offcols.begin(), offcols.end()), offcols.end());
   s.nnz_d = nd;
   s.values.assign(col.size(), T{});
-  s.pslot.resize(col.size());
+  s.dfirst.assign(std::size_t(nl), 0);
   s.d_ptr.assign(std::size_t(nl) + 1, 0);
   s.o_ptr.assign(std::size_t(nl) + 1, 0);
   s.d_col.clear();
@@ -213,17 +253,18 @@ void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
   s.o_col.reserve(col.size() - std::size_t(nd));
   std::int64_t di = 0, oi = nd;
   for (std::int64_t r = 0; r < nl; ++r) {
-    for (std::int64_t k = ptr[std::size_t(r)]; k < ptr[std::size_t(r) + 1]; ++k) {
+    const std::int64_t row0 = ptr[std::size_t(r)], dstart = di;
+    for (std::int64_t k = row0; k < ptr[std::size_t(r) + 1]; ++k) {
       const std::int32_t c = col[std::size_t(k)];
       std::int64_t slot;
       if (c >= s.c0 && c < s.c1) {
+        if (di == dstart) s.dfirst[std::size_t(r)] = std::int32_t(k - row0);
         slot = di++;
         s.d_col.push_back(std::int32_t(c - s.c0));
       } else {
         slot = oi++;
         s.o_col.push_back(std::int32_t(std::lower_bound(offcols.begin(), offcols.end(), c) - offcols.begin()));
       }
-      s.pslot[std::size_t(k)] = slot;
       s.values[std::size_t(slot)] = val[std::size_t(k)];
     }
     s.d_ptr[std::size_t(r) + 1] = di;
@@ -255,6 +296,8 @@ void sparse_clear(assembly_engine& e) {
 // pattern does not hold, among the rows this process knows the pattern of.
 template <class T>
 void check_pattern(const sparse_state<T>& s, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols) {
+  ACCRETE_THREAD_LOCAL sorted_cols sc;
+  sc.assign(cols.data(), cols.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::int64_t r = rows[i];
     const std::int32_t* b = nullptr;
@@ -268,11 +311,14 @@ void check_pattern(const sparse_state<T>& s, std::span<const std::int64_t> rows,
     } else {
       continue;  // its owner checks
     }
-    for (std::size_t j = 0; j < cols.size(); ++j)
-      if (!std::binary_search(b, e, std::int32_t(cols[j])))
-        throw error("accrete::sparse_matrix::update: entry (row " + std::to_string(r) + ", column " +
-                    std::to_string(cols[j]) + ") at block position (" + std::to_string(i) + ", " +
-                    std::to_string(j) + ") is not in the frozen pattern; nothing of the update was applied");
+    std::int64_t bad = -1;
+    merge_find(b, e, sc, [&](std::int32_t j, std::int64_t k) {
+      if (k < 0 && (bad < 0 || j < bad)) bad = j;
+    });
+    if (bad >= 0)
+      throw error("accrete::sparse_matrix::update: entry (row " + std::to_string(r) + ", column " +
+                  std::to_string(cols[std::size_t(bad)]) + ") at block position (" + std::to_string(i) + ", " +
+                  std::to_string(bad) + ") is not in the frozen pattern; nothing of the update was applied");
   }
 }
 
