@@ -5,3 +5,6 @@
 accrete_add_mpi_test(sparse_matrix_test SOURCES sparse_matrix_test.cpp NP 1 2 3 4 5 NODE_SIZES 0 1 LABELS sanitize
   TIMEOUT 300)
 target_include_directories(sparse_matrix_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
+# Its threaded configuration (3 updating threads) in CI's ThreadSanitizer pass.
+accrete_add_mpi_test(sparse_matrix_test NP 2 NODE_SIZES 1 ENV GTEST_FILTER=SparseMatrix.SmallBuffersAndThreads
+                     SUFFIX threads LABELS tsan TIMEOUT 300)
