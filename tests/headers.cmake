@@ -3,6 +3,8 @@
 # header or with ACCRETE_INTERNAL_INCLUDE (the library's own sources).
 file(GLOB_RECURSE _accrete_public_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/accrete/*.hpp)
 list(FILTER _accrete_public_headers EXCLUDE REGEX "/accrete/detail/")
+# The interop headers need their library: checked only when it was found.
+list(FILTER _accrete_public_headers EXCLUDE REGEX "/accrete/sparse/(petsc|hypre)\\.hpp$")
 set(_hdr_sources "")
 foreach(h ${_accrete_public_headers})
   file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR}/include ${h})
@@ -13,6 +15,14 @@ foreach(h ${_accrete_public_headers})
 endforeach()
 add_library(accrete_header_check OBJECT ${_hdr_sources})
 target_link_libraries(accrete_header_check PRIVATE accrete::accrete)
+foreach(lib petsc hypre)
+  if(TARGET accrete::${lib})
+    set(src ${CMAKE_CURRENT_BINARY_DIR}/header_check/accrete_sparse_${lib}_hpp.cpp)
+    file(CONFIGURE OUTPUT ${src} CONTENT "#include <accrete/sparse/${lib}.hpp>\n#include <accrete/sparse/${lib}.hpp>\n")
+    add_library(accrete_header_check_${lib} OBJECT ${src})
+    target_link_libraries(accrete_header_check_${lib} PRIVATE accrete::${lib})
+  endif()
+endforeach()
 
 # A user's file that includes an internal header directly must not compile,
 # and must say why.

@@ -1,0 +1,41 @@
+# Optional PETSc and hypre interop (include/accrete/sparse/petsc.hpp and
+# hypre.hpp, their tests, and the peers of bench/fe_assembly): the targets
+# accrete::petsc and accrete::hypre exist only when the library is found
+# and built for the same MPI as accrete (Debian builds PETSc 3.18 and
+# hypre 2.26 for Open MPI only). ACCRETE_WITH_INTEROP=OFF skips the search.
+option(ACCRETE_WITH_INTEROP "Look for PETSc and hypre (sparse_matrix handoff, fe_assembly peers)" ON)
+if(ACCRETE_WITH_INTEROP AND NOT ACCRETE_SMPI)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(ACCRETE_PETSC QUIET IMPORTED_TARGET PETSc)
+  endif()
+  if(ACCRETE_PETSC_FOUND)
+    # Which MPI PETSc was built with: petscconf.h names Open MPI's version.
+    find_file(_accrete_petscconf petscconf.h PATHS ${ACCRETE_PETSC_INCLUDE_DIRS} NO_DEFAULT_PATH)
+    set(_petsc_mpi mpich)
+    if(_accrete_petscconf)
+      file(STRINGS ${_accrete_petscconf} _ompi REGEX "PETSC_HAVE_OMPI_MAJOR_VERSION")
+      if(_ompi)
+        set(_petsc_mpi openmpi)
+      endif()
+    endif()
+    if(_petsc_mpi STREQUAL ACCRETE_MPI_FLAVOR)
+      add_library(accrete_petsc INTERFACE)
+      target_link_libraries(accrete_petsc INTERFACE accrete::accrete PkgConfig::ACCRETE_PETSC)
+      add_library(accrete::petsc ALIAS accrete_petsc)
+      message(STATUS "accrete: PETSc ${ACCRETE_PETSC_VERSION} interop on")
+    else()
+      message(STATUS "accrete: PETSc ${ACCRETE_PETSC_VERSION} is built for ${_petsc_mpi}, not ${ACCRETE_MPI_FLAVOR}: interop off")
+    endif()
+  endif()
+  find_path(ACCRETE_HYPRE_INCLUDE_DIR HYPRE_IJ_mv.h PATH_SUFFIXES hypre)
+  find_library(ACCRETE_HYPRE_LIBRARY NAMES HYPRE)
+  # Debian's hypre (no MPI named in its headers) links Open MPI.
+  if(ACCRETE_HYPRE_INCLUDE_DIR AND ACCRETE_HYPRE_LIBRARY AND ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
+    add_library(accrete_hypre INTERFACE)
+    target_include_directories(accrete_hypre SYSTEM INTERFACE ${ACCRETE_HYPRE_INCLUDE_DIR})
+    target_link_libraries(accrete_hypre INTERFACE accrete::accrete ${ACCRETE_HYPRE_LIBRARY})
+    add_library(accrete::hypre ALIAS accrete_hypre)
+    message(STATUS "accrete: hypre interop on (${ACCRETE_HYPRE_LIBRARY})")
+  endif()
+endif()
