@@ -194,6 +194,17 @@ void assembly_engine::apply_packets(std::span<const std::byte> p) {
                                              [&](const packet_view& v) { apply_(*this, v); });
 }
 
+void assembly_engine::applied_in_place(std::size_t elements) {
+  {
+    std::lock_guard g(lock());
+    ++stats_.updates;
+    ++updates_since_commit_;
+    stats_.elements += elements;
+    ++stats_.direct_packets;
+  }
+  exchange_->updated(*this);
+}
+
 std::size_t assembly_engine::held_messages() const {
   std::lock_guard g(lock());
   return held_.size();

@@ -355,7 +355,16 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   // (retry_busy), so that a process does not wait while it has other work.
   ACCRETE_THREAD_LOCAL std::vector<std::pair<int, std::byte*>> busy;
   busy.clear();
+  // A structure that keeps its own elements (no element storage) has this
+  // process's piece applied in place by its apply kernel, under the engine
+  // lock like a received packet, when its part is open for this round: no
+  // packet, no copy into a message.
+  bool own_in_place = false;
   for (int target : b.targets) {
+    if (!shape_.element_storage && target == shape_.my_part && direct_target(target, my_round)) {
+      own_in_place = true;
+      continue;
+    }
     std::byte* peer = may_store ? direct_target(target, my_round) : nullptr;
     if (!peer) {
       remote.push_back(target);
@@ -366,15 +375,36 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   }
   retry_busy(
       busy, [&](const std::pair<int, std::byte*>& t, bool wait_) { return store(t.first, t.second, wait_); }, true);
-  const double t_direct = now();
   {
     std::lock_guard g(lock());
     ++stats_.updates;
     ++updates_since_commit_;
     stats_.elements += rows.size() * cols.size();
     stats_.t_bin += t_binned - t_start;
+    if (own_in_place) {
+      const auto p = piece(shape_.my_part);
+      const T* vals = nullptr;
+      // The block is the piece itself when it is column-major with every
+      // row and column in order; otherwise the piece is gathered.
+      bool in_order = colmaj && (ld == p.nr || p.nc == 1);
+      for (std::int32_t i = 0; in_order && i < p.nr; ++i) in_order = p.rpos[i] == i;
+      for (std::int32_t j = 0; in_order && j < p.nc; ++j) in_order = p.cpos[j] == j;
+      ACCRETE_THREAD_LOCAL std::vector<T> gathered;
+      if (in_order) {
+        vals = block;
+      } else {
+        gathered.resize(std::size_t(p.nr) * std::size_t(p.nc));
+        for (std::int32_t j = 0; j < p.nc; ++j)
+          for (std::int32_t i = 0; i < p.nr; ++i)
+            gathered[std::size_t(j) * std::size_t(p.nr) + std::size_t(i)] =
+                block[std::int64_t(p.rpos[i]) * rs + std::int64_t(p.cpos[j]) * cs];
+        vals = gathered.data();
+      }
+      apply_(*this, packet_view{p.rloc, p.nr, p.cloc, p.nc, reinterpret_cast<const std::byte*>(vals)});
+      ++direct;
+    }
     stats_.direct_packets += direct;
-    stats_.t_apply += t_direct - t_binned;
+    stats_.t_apply += now() - t_binned;
     // Remote owners, parts not open for this round, or a strategy without
     // direct stores: pack each sub-block column-major behind its local row
     // and column lists, in pieces of at most max_packet_bytes (half the

@@ -61,7 +61,7 @@ struct sparse_state {
     T v;
   };
   std::int64_t m = 0, n = 0, r0 = 0, r1 = 0, c0 = 0, c1 = 0;
-  bool growing = false, built = false;
+  bool growing = false, built = false, cache_wanted = true;
   // The pattern by full rows, for lookups: row i's global columns
   // pcol[row_ptr[i] .. row_ptr[i+1]) ascending. The diagonal columns are
   // one range of them, from position dfirst[i] in the row, so an entry's
@@ -86,6 +86,22 @@ struct sparse_state {
   std::vector<std::int64_t> touched;
   std::unordered_map<std::int64_t, std::vector<std::int32_t>> ghost;
   bool ghosts_known = false;
+  // The slot cache (sparse_matrix_options::cache_slots): one round's
+  // updates of own rows, in call order, each with its rows and columns and
+  // the slot of every entry (column-major). An update that matches the
+  // record at `cursor` adds through its slots; one that does not is looked
+  // up and recorded there, dropping the records after it.
+  struct slot_cache {
+    struct record {
+      std::size_t nr, nc, idx, slot;  // sizes; where its indices and slots start
+    };
+    bool on = false;
+    std::mutex lock;  // one thread at a time; the others take the engine's path
+    std::vector<record> records;
+    std::vector<std::int64_t> idx;    // each record's rows, then its columns
+    std::vector<std::int32_t> slots;  // each record's entry slots
+    std::size_t cursor = 0;           // the next record of this round
+  } cache;
   std::unique_ptr<assembly_engine> engine;  // last: destroyed (collectively) first
 
   bool frozen() const noexcept { return built && !growing; }
@@ -172,11 +188,23 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
 template <class T>
 void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
   using entry = typename sparse_state<T>::entry;
-  auto& f = s.fresh;
-  // Stable: duplicates combine in arrival order (only the reproducible sum,
-  // which does not depend on it, reorders them).
-  std::stable_sort(f.begin(), f.end(),
-                   [](const entry& a, const entry& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
+  const std::int64_t nl = s.r1 - s.r0;
+  // Sorted by (row, column), stably: duplicates combine in arrival order
+  // (only the reproducible sum, which does not depend on it, reorders
+  // them). A counting sort by row, then each row's few entries by column:
+  // linear passes instead of a comparison sort of every contribution.
+  std::vector<entry> f(s.fresh.size());
+  {
+    std::vector<std::int64_t> at(std::size_t(nl) + 1, 0);
+    for (const entry& x : s.fresh) ++at[std::size_t(x.row) + 1];
+    for (std::int64_t r = 0; r < nl; ++r) at[std::size_t(r) + 1] += at[std::size_t(r)];
+    const std::vector<std::int64_t> row_begin(at.begin(), at.end());
+    for (const entry& x : s.fresh) f[std::size_t(at[std::size_t(x.row)]++)] = x;
+    std::vector<entry>().swap(s.fresh);
+    for (std::int64_t r = 0; r < nl; ++r)
+      std::stable_sort(f.begin() + row_begin[std::size_t(r)], f.begin() + row_begin[std::size_t(r) + 1],
+                       [](const entry& a, const entry& b) { return a.col < b.col; });
+  }
   std::vector<entry> add;
   for (std::size_t i = 0; i < f.size();) {
     std::size_t j = i;
@@ -203,11 +231,9 @@ void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
     add.push_back({f[i].row, f[i].col, acc});
     i = j;
   }
-  f.clear();
-  f.shrink_to_fit();
+  std::vector<entry>().swap(f);
 
   // Rows merged: the existing entries (with their values) and the new ones.
-  const std::int64_t nl = s.r1 - s.r0;
   std::vector<std::int64_t> ptr(std::size_t(nl) + 1, 0);
   std::vector<std::int32_t> col;
   std::vector<T> val;
@@ -274,6 +300,11 @@ void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
   s.pcol = std::move(col);
   s.col_map = std::move(offcols);
   s.built = true;
+  // Slots moved: recorded ones are void.
+  s.cache.records.clear();
+  s.cache.idx.clear();
+  s.cache.slots.clear();
+  s.cache.cursor = 0;
 }
 
 template <class T>
@@ -320,6 +351,104 @@ void check_pattern(const sparse_state<T>& s, std::span<const std::int64_t> rows,
                   std::to_string(cols[std::size_t(bad)]) + ") at block position (" + std::to_string(i) + ", " +
                   std::to_string(bad) + ") is not in the frozen pattern; nothing of the update was applied");
   }
+}
+
+// An update of this process's own rows only, with a frozen pattern,
+// applied here through the slot cache (recorded if it does not match), in
+// place under the engine lock. False when it does not apply (rows of other
+// processes, the part not open for this round, the cache off or in use by
+// another thread): the caller takes the engine's path. Throws naming the
+// first entry outside the pattern, before anything is applied.
+template <class T>
+bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::span<const std::int64_t> rows,
+                     std::span<const std::int64_t> cols, matrix_layout lay) {
+  auto& c = s.cache;
+  if (!c.on || rows.empty() || cols.empty()) return false;
+  for (std::int64_t r : rows)
+    if (r < s.r0 || r >= s.r1) return false;
+  std::unique_lock cg(c.lock, std::try_to_lock);
+  if (!cg.owns_lock()) return false;
+  assembly_engine& e = *s.engine;
+  if (!e.own_part_open()) return false;
+  const std::size_t nr = rows.size(), nc = cols.size();
+  const std::int32_t* slot = nullptr;
+  if (c.cursor < c.records.size()) {
+    const auto& r = c.records[c.cursor];
+    const std::int64_t* ix = c.idx.data() + r.idx;
+    if (r.nr == nr && r.nc == nc && std::equal(rows.begin(), rows.end(), ix) &&
+        std::equal(cols.begin(), cols.end(), ix + nr))
+      slot = c.slots.data() + r.slot;
+  }
+  if (!slot) {
+    ACCRETE_THREAD_LOCAL std::vector<std::int32_t> found;
+    ACCRETE_THREAD_LOCAL sorted_cols sc;
+    found.resize(nr * nc);
+    sc.assign(cols.data(), nc);
+    for (std::size_t i = 0; i < nr; ++i) {
+      const std::int64_t lr = rows[i] - s.r0;
+      const std::int32_t* b = s.pcol.data() + s.row_ptr[std::size_t(lr)];
+      const std::int32_t* en = s.pcol.data() + s.row_ptr[std::size_t(lr) + 1];
+      std::int64_t bad = -1;
+      merge_find(b, en, sc, [&](std::int32_t j, std::int64_t k) {
+        if (k < 0) {
+          if (bad < 0 || j < bad) bad = j;
+        } else {
+          found[std::size_t(j) * nr + i] = std::int32_t(s.slot(lr, k));
+        }
+      });
+      if (bad >= 0)
+        throw error("accrete::sparse_matrix::update: entry (row " + std::to_string(rows[i]) + ", column " +
+                    std::to_string(cols[std::size_t(bad)]) + ") at block position (" + std::to_string(i) + ", " +
+                    std::to_string(bad) + ") is not in the frozen pattern; nothing of the update was applied");
+    }
+    c.records.resize(c.cursor);  // the sequence changed here: later records are stale
+    if (c.records.empty()) {
+      c.idx.clear();
+      c.slots.clear();
+    } else {
+      const auto& last = c.records.back();
+      c.idx.resize(last.idx + last.nr + last.nc);
+      c.slots.resize(last.slot + last.nr * last.nc);
+    }
+    c.records.push_back({nr, nc, c.idx.size(), c.slots.size()});
+    c.idx.insert(c.idx.end(), rows.begin(), rows.end());
+    c.idx.insert(c.idx.end(), cols.begin(), cols.end());
+    c.slots.insert(c.slots.end(), found.begin(), found.end());
+    slot = c.slots.data() + c.records.back().slot;
+  }
+  ++c.cursor;
+  const bool colmaj = lay == matrix_layout::col_major;
+  const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;
+  using R = real_t<T>;
+  constexpr int w = width<T>;
+  const bool exact = exact_capable<T> && e.shape().reproducible;
+  const merge_op op = e.shape().merge;
+  ACCRETE_THREAD_LOCAL std::vector<assembly_engine::spill> spilled;
+  spilled.clear();
+  {
+    std::lock_guard g(e.lock());  // as received packets are applied
+    T* v = s.values.data();
+    for (std::size_t j = 0; j < nc; ++j) {
+      const T* src = block + std::int64_t(j) * cs;
+      const std::int32_t* sj = slot + j * nr;
+      if (exact) {
+        for (std::size_t i = 0; i < nr; ++i) {
+          const std::int64_t k = sj[i];
+          const R* from = reinterpret_cast<const R*>(src + std::int64_t(i) * rs);
+          add_run_exact(reinterpret_cast<R*>(v + k), from, w,
+                        [&](std::int32_t q) { spilled.push_back({k * w + q, double(from[q])}); });
+        }
+      } else if (op == merge_op::sum) {
+        for (std::size_t i = 0; i < nr; ++i) v[sj[i]] += src[std::int64_t(i) * rs];
+      } else {
+        for (std::size_t i = 0; i < nr; ++i) v[sj[i]] = merge_one(op, v[sj[i]], src[std::int64_t(i) * rs]);
+      }
+    }
+  }
+  cg.unlock();
+  if (!spilled.empty()) e.log_spills(spilled);
+  e.applied_in_place(nr * nc);
+  return true;
 }
 
 // At the commit that freezes the pattern: the columns of every other
@@ -434,6 +563,7 @@ sparse_matrix<T>::sparse_matrix(std::int64_t local_rows, std::int64_t local_cols
   s.c0 = c0;
   s.c1 = c0 + local_cols;
   s.growing = opt.growing_pattern;
+  s.cache_wanted = opt.cache_slots;
   // Empty blocks until the first commit lays out the pattern.
   s.d_ptr.assign(std::size_t(s.r1 - s.r0) + 1, 0);
   s.o_ptr = s.d_ptr;
@@ -497,6 +627,7 @@ void sparse_matrix<T>::update(const T* block, std::int64_t ld, std::span<const s
   auto& s = *s_;
   if (s.frozen()) {
     s.engine->validate(rows, cols, ld, lay, block);  // ranges first: the lookups below index by them
+    if (detail::update_in_place(s, block, ld, rows, cols, lay)) return;
     detail::check_pattern(s, rows, cols);
   }
   s.engine->update(block, ld, rows, cols, lay);  // validates
@@ -515,6 +646,12 @@ void sparse_matrix<T>::commit() {
   if (!s.outside.empty()) {
     bad = std::make_exception_ptr(error(s.outside));
     s.outside.clear();
+  }
+  {
+    // The next round's updates replay the cache from its start.
+    std::lock_guard g(s.cache.lock);
+    s.cache.on = s.cache_wanted && s.frozen() && s.values.size() <= std::size_t(INT32_MAX);
+    s.cache.cursor = 0;
   }
   detail::agree("accrete::sparse_matrix::commit", bad);
   if (s.frozen() && !s.ghosts_known) detail::fetch_ghosts(s);

@@ -234,6 +234,13 @@ class assembly_engine {
   std::byte* packet_slot(int part, std::size_t bytes);
   std::recursive_mutex& lock() const noexcept;
   exchange& strategy() const noexcept { return *exchange_; }
+  /// A structure without element storage may apply an update of its own
+  /// rows itself, under lock() (as received packets are applied), when
+  /// own_part_open(); it then calls applied_in_place(), outside lock(),
+  /// which counts the update as update() counts a direct store and lets
+  /// the strategy make progress as after any update.
+  bool own_part_open() const noexcept { return direct_target(shape_.my_part, round()) != nullptr; }
+  void applied_in_place(std::size_t elements);
 
  private:
   friend class packets_exchange;

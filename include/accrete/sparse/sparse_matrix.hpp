@@ -56,6 +56,12 @@ struct sparse_matrix_options {
   /// outside it is an error (see commit()). true: later rounds may add
   /// entries; each commit merges them into the pattern.
   bool growing_pattern = false;
+  /// With a frozen pattern, remember for each update of this process's own
+  /// rows where its entries live, so that the same update in the next round
+  /// (same rows and columns, in the same order of update calls: a Newton
+  /// loop's element sweep) adds through the remembered slots without a
+  /// search. Costs 4 bytes per entry of one round's own-row updates.
+  bool cache_slots = true;
 };
 
 /// Compressed sparse rows of one block of this process's rows: row i's
