@@ -75,7 +75,36 @@ struct sparse_state {
   std::int64_t nnz_d = 0;
   std::vector<std::int64_t> d_ptr, o_ptr, col_map;
   std::vector<std::int32_t> d_col, o_col;
-  std::vector<entry> fresh;
+  // Contributions to entries not in the pattern, in arrival order, in
+  // chunks (a growing vector of all of them was copied at every doubling).
+  struct entry_chunks {
+    static constexpr std::size_t chunk = std::size_t(1) << 16;
+    std::vector<std::vector<entry>> chunks;
+    std::size_t count = 0;
+    void push_back(const entry& x) {
+      if (chunks.empty() || chunks.back().size() == chunk) {
+        chunks.emplace_back();
+        chunks.back().reserve(chunk);
+      }
+      chunks.back().push_back(x);
+      ++count;
+    }
+    std::size_t size() const noexcept { return count; }
+    bool empty() const noexcept { return count == 0; }
+    template <class F>
+    void for_each(F&& f) const {
+      for (const auto& c : chunks)
+        for (const entry& x : c) f(x);
+    }
+    void clear() {
+      std::vector<std::vector<entry>>().swap(chunks);
+      count = 0;
+    }
+  } fresh;
+  // Round 0 without reproducible sums: each row's entries so far, by
+  // column, values merged as they arrive (no contribution is kept, so the
+  // first commit lays out the blocks without sorting every contribution).
+  std::vector<std::vector<std::pair<std::int32_t, T>>> draft;
   std::string outside;  // the first entry that fell outside a frozen pattern
   // Frozen patterns are checked at the origin, before anything is applied,
   // for the rows it can see: its own, and the other processes' rows it
@@ -165,6 +194,31 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   using R = real_t<T>;
   constexpr int w = width<T>;
   const bool exact = exact_capable<T> && e.shape().reproducible;
+  if (!s.built && !exact) {
+    // Round 0: merge the piece's sorted columns into each row's draft.
+    if (s.draft.empty()) s.draft.resize(std::size_t(s.r1 - s.r0));
+    ACCRETE_THREAD_LOCAL sorted_cols sc;
+    ACCRETE_THREAD_LOCAL std::vector<std::pair<std::int32_t, T>> merged;
+    sc.assign(v.lcol, std::size_t(v.nc));
+    for (std::int32_t i = 0; i < v.nr; ++i) {
+      auto& row = s.draft[std::size_t(v.lrow[i])];
+      merged.clear();
+      std::size_t k = 0;
+      for (const auto& [col, pos] : sc.v) {
+        while (k < row.size() && row[k].first < col) merged.push_back(row[k++]);
+        const T x = vals[std::size_t(pos) * std::size_t(v.nr) + std::size_t(i)];
+        if (!merged.empty() && merged.back().first == col)  // a repeated column of the piece
+          merged.back().second = merge_one(op, merged.back().second, x);
+        else if (k < row.size() && row[k].first == col)
+          merged.push_back({col, merge_one(op, row[k++].second, x)});
+        else
+          merged.push_back({col, merge_one(op, T{}, x)});
+      }
+      merged.insert(merged.end(), row.begin() + std::ptrdiff_t(k), row.end());
+      row.swap(merged);
+    }
+    return;
+  }
   ACCRETE_THREAD_LOCAL std::vector<assembly_engine::spill> spilled;
   spilled.clear();
   for (std::int32_t j = 0; j < v.nc; ++j)
@@ -189,73 +243,92 @@ template <class T>
 void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
   using entry = typename sparse_state<T>::entry;
   const std::int64_t nl = s.r1 - s.r0;
-  // Sorted by (row, column), stably: duplicates combine in arrival order
-  // (only the reproducible sum, which does not depend on it, reorders
-  // them). A counting sort by row, then each row's few entries by column:
-  // linear passes instead of a comparison sort of every contribution.
-  std::vector<entry> f(s.fresh.size());
-  {
-    std::vector<std::int64_t> at(std::size_t(nl) + 1, 0);
-    for (const entry& x : s.fresh) ++at[std::size_t(x.row) + 1];
-    for (std::int64_t r = 0; r < nl; ++r) at[std::size_t(r) + 1] += at[std::size_t(r)];
-    const std::vector<std::int64_t> row_begin(at.begin(), at.end());
-    for (const entry& x : s.fresh) f[std::size_t(at[std::size_t(x.row)]++)] = x;
-    std::vector<entry>().swap(s.fresh);
-    for (std::int64_t r = 0; r < nl; ++r)
-      std::stable_sort(f.begin() + row_begin[std::size_t(r)], f.begin() + row_begin[std::size_t(r) + 1],
-                       [](const entry& a, const entry& b) { return a.col < b.col; });
-  }
-  std::vector<entry> add;
-  for (std::size_t i = 0; i < f.size();) {
-    std::size_t j = i;
-    T acc{};
-    if constexpr (exact_capable<T>) {
-      if (shape.reproducible) {
-        using R = real_t<T>;
-        constexpr int w = width<T>;
-        R parts[w];
-        for (int c = 0; c < w; ++c) {
-          exact_sum sum;
-          for (std::size_t k = i; k < f.size() && f[k].row == f[i].row && f[k].col == f[i].col; ++k)
-            sum.add(double(reinterpret_cast<const R*>(&f[k].v)[c]));
-          parts[c] = sum.round<R>();
-        }
-        std::memcpy(&acc, parts, sizeof acc);
-        while (j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col) ++j;
-        add.push_back({f[i].row, f[i].col, acc});
-        i = j;
-        continue;
-      }
-    }
-    for (; j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col; ++j) acc = merge_one(shape.merge, acc, f[j].v);
-    add.push_back({f[i].row, f[i].col, acc});
-    i = j;
-  }
-  std::vector<entry>().swap(f);
-
-  // Rows merged: the existing entries (with their values) and the new ones.
   std::vector<std::int64_t> ptr(std::size_t(nl) + 1, 0);
   std::vector<std::int32_t> col;
   std::vector<T> val;
-  col.reserve(s.pcol.size() + add.size());
-  val.reserve(s.pcol.size() + add.size());
-  std::size_t a = 0;
-  for (std::int64_t r = 0; r < nl; ++r) {
-    std::int64_t k = s.built ? s.row_ptr[std::size_t(r)] : 0;
-    const std::int64_t ke = s.built ? s.row_ptr[std::size_t(r) + 1] : 0;
-    while (k < ke || (a < add.size() && add[a].row == r)) {
-      const bool take_old = k < ke && (a >= add.size() || add[a].row != r || s.pcol[std::size_t(k)] < add[a].col);
-      if (take_old) {
-        col.push_back(s.pcol[std::size_t(k)]);
-        val.push_back(s.values[std::size_t(s.slot(r, k - s.row_ptr[std::size_t(r)]))]);
-        ++k;
-      } else {
-        col.push_back(add[a].col);
-        val.push_back(add[a].v);
-        ++a;
+  if (!s.draft.empty()) {
+    // Round 0's rows, merged already (no earlier pattern).
+    std::size_t total = 0;
+    for (const auto& row : s.draft) total += row.size();
+    col.reserve(total);
+    val.reserve(total);
+    for (std::int64_t r = 0; r < nl; ++r) {
+      for (const auto& [c, x] : s.draft[std::size_t(r)]) col.push_back(c), val.push_back(x);
+      ptr[std::size_t(r) + 1] = std::int64_t(col.size());
+    }
+    std::vector<std::vector<std::pair<std::int32_t, T>>>().swap(s.draft);
+  } else {
+    // Sorted by (row, column), stably: duplicates combine in arrival order
+    // (only the reproducible sum, which does not depend on it, reorders
+    // them). A counting sort by row, then each row's few entries by column:
+    // linear passes instead of a comparison sort of every contribution.
+    std::vector<entry> f(s.fresh.size());
+    {
+      std::vector<std::int64_t> at(std::size_t(nl) + 1, 0);
+      s.fresh.for_each([&](const entry& x) { ++at[std::size_t(x.row) + 1]; });
+      for (std::int64_t r = 0; r < nl; ++r) at[std::size_t(r) + 1] += at[std::size_t(r)];
+      const std::vector<std::int64_t> row_begin(at.begin(), at.end());
+      s.fresh.for_each([&](const entry& x) { f[std::size_t(at[std::size_t(x.row)]++)] = x; });
+      s.fresh.clear();
+      // Within a row, by column and then arrival: the row field holds the
+      // arrival position while the row is sorted (an in-place sort; a stable
+      // sort allocated a buffer per row).
+      for (std::int64_t r = 0; r < nl; ++r) {
+        const auto b = f.begin() + row_begin[std::size_t(r)], e = f.begin() + row_begin[std::size_t(r) + 1];
+        for (auto it = b; it != e; ++it) it->row = std::int32_t(it - b);
+        std::sort(b, e, [](const entry& x, const entry& y) { return x.col != y.col ? x.col < y.col : x.row < y.row; });
+        for (auto it = b; it != e; ++it) it->row = std::int32_t(r);
       }
     }
-    ptr[std::size_t(r) + 1] = std::int64_t(col.size());
+    std::vector<entry> add;
+    for (std::size_t i = 0; i < f.size();) {
+      std::size_t j = i;
+      T acc{};
+      if constexpr (exact_capable<T>) {
+        if (shape.reproducible) {
+          using R = real_t<T>;
+          constexpr int w = width<T>;
+          R parts[w];
+          for (int c = 0; c < w; ++c) {
+            exact_sum sum;
+            for (std::size_t k = i; k < f.size() && f[k].row == f[i].row && f[k].col == f[i].col; ++k)
+              sum.add(double(reinterpret_cast<const R*>(&f[k].v)[c]));
+            parts[c] = sum.round<R>();
+          }
+          std::memcpy(&acc, parts, sizeof acc);
+          while (j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col) ++j;
+          add.push_back({f[i].row, f[i].col, acc});
+          i = j;
+          continue;
+        }
+      }
+      for (; j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col; ++j) acc = merge_one(shape.merge, acc, f[j].v);
+      add.push_back({f[i].row, f[i].col, acc});
+      i = j;
+    }
+    std::vector<entry>().swap(f);
+
+    // Rows merged: the existing entries (with their values) and the new ones.
+    col.reserve(s.pcol.size() + add.size());
+    val.reserve(s.pcol.size() + add.size());
+    std::size_t a = 0;
+    for (std::int64_t r = 0; r < nl; ++r) {
+      std::int64_t k = s.built ? s.row_ptr[std::size_t(r)] : 0;
+      const std::int64_t ke = s.built ? s.row_ptr[std::size_t(r) + 1] : 0;
+      while (k < ke || (a < add.size() && add[a].row == r)) {
+        const bool take_old = k < ke && (a >= add.size() || add[a].row != r || s.pcol[std::size_t(k)] < add[a].col);
+        if (take_old) {
+          col.push_back(s.pcol[std::size_t(k)]);
+          val.push_back(s.values[std::size_t(s.slot(r, k - s.row_ptr[std::size_t(r)]))]);
+          ++k;
+        } else {
+          col.push_back(add[a].col);
+          val.push_back(add[a].v);
+          ++a;
+        }
+      }
+      ptr[std::size_t(r) + 1] = std::int64_t(col.size());
+    }
   }
 
   // Split by column ownership; off-diagonal columns compressed.
@@ -312,7 +385,7 @@ void sparse_settle(assembly_engine& e) {
   auto& s = *static_cast<sparse_state<T>*>(e.shape().context);
   if constexpr (exact_capable<T>)
     if (e.shape().reproducible) settle_spills_into(e, s.values.data());
-  if (!s.built || !s.fresh.empty()) rebuild(s, e.shape());
+  if (!s.built || !s.fresh.empty() || !s.draft.empty()) rebuild(s, e.shape());
 }
 
 template <class T>
