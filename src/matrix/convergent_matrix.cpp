@@ -57,17 +57,6 @@ checked_sizes check_arguments(const block_cyclic& L, const process_grid& grid, s
   return c;
 }
 
-// How the agreement prints the options that are enums or flags.
-std::string show_merge(std::int64_t v) {
-  static const char* const names[] = {"sum", "max", "min", "a merge function"};
-  return v >= 0 && v < 4 ? std::string("= ") + names[v] : "= " + std::to_string(v);
-}
-std::string show_strategy(std::int64_t v) {
-  return v == std::int64_t(update_strategy::packets)    ? "= packets"
-         : v == std::int64_t(update_strategy::alltoall) ? "= alltoall"
-                                                         : "= " + std::to_string(v);
-}
-std::string show_bool(std::int64_t v) { return v ? "= true" : "= false"; }
 
 }  // namespace
 

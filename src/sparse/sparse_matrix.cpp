@@ -570,15 +570,6 @@ void fetch_ghosts(sparse_state<T>& s) {
   s.ghosts_known = true;
 }
 
-namespace {
-
-std::string show_merge(std::int64_t v) {
-  static const char* const names[] = {"sum", "max", "min", "a merge function"};
-  return v >= 0 && v < 4 ? std::string("= ") + names[v] : "= " + std::to_string(v);
-}
-std::string show_bool(std::int64_t v) { return v ? "= true" : "= false"; }
-
-}  // namespace
 }  // namespace detail
 
 template <class T>
@@ -610,7 +601,7 @@ sparse_matrix<T>::sparse_matrix(std::int64_t local_rows, std::int64_t local_cols
   }
   detail::agree(name, bad,
                 {{"element type", std::int64_t(detail::element_type_of<T>()), &detail::show_scalar_type},
-                 {"strategy", std::int64_t(opt.strategy)},
+                 {"strategy", std::int64_t(opt.strategy), &detail::show_strategy},
                  {"reproducible", opt.reproducible, &detail::show_bool},
                  {"merge", std::int64_t(opt.merge), &detail::show_merge},
                  {"growing_pattern", opt.growing_pattern, &detail::show_bool}});

@@ -297,6 +297,10 @@ std::string show_hash(std::int64_t v);
 std::string show_double(std::int64_t bits);
 std::string show_float(std::int64_t bits);
 std::string show_scalar_type(std::int64_t t);
+/// Options of the assembled structures: a merge_op, an update_strategy, a flag.
+std::string show_merge(std::int64_t v);
+std::string show_strategy(std::int64_t v);
+std::string show_bool(std::int64_t v);
 /// An element value of a collective call (fill's value, add's alpha), bit
 /// for bit: floating-point values print as numbers, complex ones by hash.
 template <class T>

@@ -236,6 +236,16 @@ std::string show_scalar_type(std::int64_t t) {
   return std::string("= ") + (t >= 0 && t < std::int64_t(std::size(names)) ? names[t] : std::to_string(t).c_str());
 }
 
+// The values follow merge_op and update_strategy (accrete/assembly.hpp).
+std::string show_merge(std::int64_t v) {
+  static const char* const names[] = {"sum", "max", "min", "a merge function"};
+  return v >= 0 && v < 4 ? std::string("= ") + names[v] : "= " + std::to_string(v);
+}
+std::string show_strategy(std::int64_t v) {
+  return v == 0 ? "= packets" : v == 1 ? "= alltoall" : "= " + std::to_string(v);
+}
+std::string show_bool(std::int64_t v) { return v ? "= true" : "= false"; }
+
 // Two steps. The first is one small allreduce (the common case ends
 // there): whether any process failed, and the largest and smallest hash of
 // (call, arguments). Only when they differ do the processes gather every
