@@ -9,6 +9,9 @@
 #include <array>
 #include <cstdint>
 
+#include "accrete/accrete.hpp"
+#include "accrete/sparse/sparse_matrix.hpp"
+
 namespace fe_problem {
 
 constexpr int nx = 13, ny = 11;
@@ -38,5 +41,16 @@ constexpr int elements = nx * ny;
 
 // The exact solution the tests' right-hand sides come from.
 inline double x_true(std::int64_t i) { return 1.0 + double(i % 7) / 8.0; }
+
+// This process's elements of round `round` into A, then the commit.
+inline void assemble(accrete::sparse_matrix<double>& A, int round) {
+  std::int64_t rows[4];
+  double K[16];
+  for (int e = accrete::rank_me(); e < elements; e += accrete::rank_n()) {
+    element(e, round, rows, K);
+    A.update(K, 4, rows, rows, accrete::matrix_layout::row_major);
+  }
+  A.commit();
+}
 
 }  // namespace fe_problem

@@ -30,15 +30,7 @@ class hypre_environment : public testing::Environment {
 };
 const auto* const hypre_env = testing::AddGlobalTestEnvironment(new hypre_environment);
 
-void assemble(sparse_matrix<double>& A, int round) {
-  std::int64_t rows[4];
-  double K[16];
-  for (int e = rank_me(); e < fe_problem::elements; e += rank_n()) {
-    fe_problem::element(e, round, rows, K);
-    A.update(K, 4, rows, rows, matrix_layout::row_major);
-  }
-  A.commit();
-}
+using fe_problem::assemble;
 
 // hypre's own assembly of the same round, off-process entries included.
 HYPRE_IJMatrix hypre_assembled(int round) {

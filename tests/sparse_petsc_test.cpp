@@ -29,15 +29,7 @@ class petsc_environment : public testing::Environment {
 };
 const auto* const petsc_env = testing::AddGlobalTestEnvironment(new petsc_environment);
 
-void assemble(sparse_matrix<double>& A, int round) {
-  std::int64_t rows[4];
-  double K[16];
-  for (int e = rank_me(); e < fe_problem::elements; e += rank_n()) {
-    fe_problem::element(e, round, rows, K);
-    A.update(K, 4, rows, rows, matrix_layout::row_major);
-  }
-  A.commit();
-}
+using fe_problem::assemble;
 
 // PETSc's own assembly of the same round.
 Mat petsc_assembled(int round) {

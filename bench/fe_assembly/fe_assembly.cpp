@@ -137,6 +137,13 @@ row_values petsc_row(Mat M, std::int64_t i) {
   std::sort(out.begin(), out.end());
   return out;
 }
+
+double petsc_checksum(Mat M, std::int64_t r0, std::int64_t r1) {
+  double s = 0;
+  for (std::int64_t i = r0; i < r1; ++i)
+    for (const auto& [j, v] : petsc_row(M, i)) s += v;
+  return s;
+}
 #endif
 
 struct accrete_impl : impl {
@@ -306,12 +313,7 @@ struct petsc_setvalues_impl : impl {
     petsc_call(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
   }
   row_values row(std::int64_t i) const override { return petsc_row(M, i); }
-  double checksum() const override {
-    double s = 0;
-    for (std::int64_t i = c.r0; i < c.r1; ++i)
-      for (const auto& [j, v] : petsc_row(M, i)) s += v;
-    return s;
-  }
+  double checksum() const override { return petsc_checksum(M, c.r0, c.r1); }
   solve_result solve() override { return petsc_solve(M); }
 };
 
@@ -353,12 +355,7 @@ struct petsc_coo_impl : impl {
     petsc_call(MatSetValuesCOO(M, v.data(), INSERT_VALUES), "MatSetValuesCOO");
   }
   row_values row(std::int64_t i) const override { return petsc_row(M, i); }
-  double checksum() const override {
-    double s = 0;
-    for (std::int64_t i = c.r0; i < c.r1; ++i)
-      for (const auto& [j, val] : petsc_row(M, i)) s += val;
-    return s;
-  }
+  double checksum() const override { return petsc_checksum(M, c.r0, c.r1); }
   solve_result solve() override { return petsc_solve(M); }
 };
 #endif
