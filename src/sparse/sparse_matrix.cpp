@@ -101,10 +101,72 @@ struct sparse_state {
       count = 0;
     }
   } fresh;
-  // Round 0 without reproducible sums: each row's entries so far, by
-  // column, values merged as they arrive (no contribution is kept, so the
-  // first commit lays out the blocks without sorting every contribution).
-  std::vector<std::vector<std::pair<std::int32_t, T>>> draft;
+  // Round 0: every piece as it arrived (its local rows, its global columns,
+  // its values row by row), kept until the first commit lays out the
+  // pattern from all of them at once, row by row through a sparse
+  // accumulator: linear in the contributions (merging each piece into
+  // sorted rows as it arrived copied every row once per piece).
+  struct piece_log {
+    struct piece {
+      const std::int32_t* rows;
+      const std::int32_t* cols;
+      const T* vals;  // nr x nc, row-major
+      std::int32_t nr, nc;
+      std::int64_t slot_at;  // where its slot-cache record's slots go, or -1
+    };
+    static constexpr std::size_t chunk = std::size_t(1) << 22;  // bytes
+    std::vector<piece> pieces;
+    std::vector<std::unique_ptr<std::byte[]>> chunks;
+    std::size_t used = 0, cap = 0;
+    std::size_t contributions = 0;
+    // `bytes` at an address aligned for T and int64, valid until clear().
+    std::byte* take(std::size_t bytes) {
+      constexpr std::size_t a = alignof(T) > 8 ? alignof(T) : 8;
+      bytes = (bytes + a - 1) / a * a;
+      if (chunks.empty() || used + bytes > cap) {
+        cap = std::max(chunk, bytes);
+        chunks.push_back(std::make_unique_for_overwrite<std::byte[]>(cap));
+        used = 0;
+      }
+      std::byte* p = chunks.back().get() + used;
+      used += bytes;
+      return p;
+    }
+    void add(const packet_view& v) {
+      const std::size_t nr = std::size_t(v.nr), nc = std::size_t(v.nc);
+      std::byte* p = take(nr * nc * sizeof(T) + (nr + nc) * sizeof(std::int32_t));
+      T* vals = reinterpret_cast<T*>(p);
+      auto* rows = reinterpret_cast<std::int32_t*>(p + nr * nc * sizeof(T));
+      std::memcpy(rows, v.lrow, nr * sizeof(std::int32_t));
+      std::memcpy(rows + nr, v.lcol, nc * sizeof(std::int32_t));
+      const T* src = reinterpret_cast<const T*>(v.values);  // column-major
+      for (std::size_t i = 0; i < nr; ++i)
+        for (std::size_t j = 0; j < nc; ++j) vals[i * nc + j] = src[j * nr + i];
+      pieces.push_back({rows, rows + nr, vals, v.nr, v.nc, -1});
+      contributions += nr * nc;
+    }
+    // An update of own rows, from the caller's block (element (i, j) at
+    // block[i * rs + j * cs]).
+    void add(const T* block, std::int64_t rs, std::int64_t cs, std::span<const std::int64_t> grows,
+             std::span<const std::int64_t> gcols, std::int64_t r0, std::int64_t slot_at) {
+      const std::size_t nr = grows.size(), nc = gcols.size();
+      std::byte* p = take(nr * nc * sizeof(T) + (nr + nc) * sizeof(std::int32_t));
+      T* vals = reinterpret_cast<T*>(p);
+      auto* rows = reinterpret_cast<std::int32_t*>(p + nr * nc * sizeof(T));
+      for (std::size_t i = 0; i < nr; ++i) rows[i] = std::int32_t(grows[i] - r0);
+      for (std::size_t j = 0; j < nc; ++j) rows[nr + j] = std::int32_t(gcols[j]);
+      for (std::size_t i = 0; i < nr; ++i)
+        for (std::size_t j = 0; j < nc; ++j) vals[i * nc + j] = block[std::int64_t(i) * rs + std::int64_t(j) * cs];
+      pieces.push_back({rows, rows + nr, vals, std::int32_t(nr), std::int32_t(nc), slot_at});
+      contributions += nr * nc;
+    }
+    bool empty() const noexcept { return pieces.empty(); }
+    void clear() {
+      std::vector<piece>().swap(pieces);
+      std::vector<std::unique_ptr<std::byte[]>>().swap(chunks);
+      used = cap = contributions = 0;
+    }
+  } log;
   std::string outside;  // the first entry that fell outside a frozen pattern
   // Frozen patterns are checked at the origin, before anything is applied,
   // for the rows it can see: its own, and the other processes' rows it
@@ -123,6 +185,9 @@ struct sparse_state {
   struct slot_cache {
     struct record {
       std::size_t nr, nc, idx, slot;  // sizes; where its indices and slots start
+      // Recorded in round 0, its slots are places in their rows until its
+      // first replay turns them into places in `values`.
+      bool resolved;
     };
     bool on = false;
     std::mutex lock;  // one thread at a time; the others take the engine's path
@@ -164,16 +229,17 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   auto& s = *static_cast<sparse_state<T>*>(e.shape().context);
   const T* vals = reinterpret_cast<const T*>(v.values);
   const merge_op op = e.shape().merge;
+  if (!s.built) {  // round 0: laid out at commit
+    s.log.add(v);
+    return;
+  }
   const std::size_t count = std::size_t(v.nr) * std::size_t(v.nc);
   ACCRETE_THREAD_LOCAL std::vector<std::int64_t> slot;
   slot.resize(count);
   // Every slot first: with a frozen pattern a piece holding an entry
   // outside it is dropped whole.
   bool missing = false;
-  if (!s.built) {
-    std::fill(slot.begin(), slot.end(), -1);
-    missing = true;
-  } else {
+  {
     ACCRETE_THREAD_LOCAL sorted_cols sc;
     sc.assign(v.lcol, std::size_t(v.nc));
     for (std::int32_t i = 0; i < v.nr; ++i) {
@@ -194,31 +260,6 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   using R = real_t<T>;
   constexpr int w = width<T>;
   const bool exact = exact_capable<T> && e.shape().reproducible;
-  if (!s.built && !exact) {
-    // Round 0: merge the piece's sorted columns into each row's draft.
-    if (s.draft.empty()) s.draft.resize(std::size_t(s.r1 - s.r0));
-    ACCRETE_THREAD_LOCAL sorted_cols sc;
-    ACCRETE_THREAD_LOCAL std::vector<std::pair<std::int32_t, T>> merged;
-    sc.assign(v.lcol, std::size_t(v.nc));
-    for (std::int32_t i = 0; i < v.nr; ++i) {
-      auto& row = s.draft[std::size_t(v.lrow[i])];
-      merged.clear();
-      std::size_t k = 0;
-      for (const auto& [col, pos] : sc.v) {
-        while (k < row.size() && row[k].first < col) merged.push_back(row[k++]);
-        const T x = vals[std::size_t(pos) * std::size_t(v.nr) + std::size_t(i)];
-        if (!merged.empty() && merged.back().first == col)  // a repeated column of the piece
-          merged.back().second = merge_one(op, merged.back().second, x);
-        else if (k < row.size() && row[k].first == col)
-          merged.push_back({col, merge_one(op, row[k++].second, x)});
-        else
-          merged.push_back({col, merge_one(op, T{}, x)});
-      }
-      merged.insert(merged.end(), row.begin() + std::ptrdiff_t(k), row.end());
-      row.swap(merged);
-    }
-    return;
-  }
   ACCRETE_THREAD_LOCAL std::vector<assembly_engine::spill> spilled;
   spilled.clear();
   for (std::int32_t j = 0; j < v.nc; ++j)
@@ -238,146 +279,297 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   if (!spilled.empty()) e.log_spills(spilled);
 }
 
-// The fresh entries merged into the pattern; both CSR blocks laid out again.
+// Lays the pattern out, row by row, each row's columns ascending: the full
+// rows (for lookups) and the diagonal and off-diagonal blocks with their
+// values. `most` bounds the entries (capacity reserved, not touched).
 template <class T>
-void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
+struct layout_writer {
+  sparse_state<T>& s;
+  std::int64_t r = 0;  // the row being written
+  std::vector<std::int64_t> ptr, dptr, optr;
+  std::vector<std::int32_t> col, dcol, dfirst;
+  std::vector<std::int64_t> ocol;  // global columns until finish() compresses them
+  std::vector<T> dval, oval;
+  layout_writer(sparse_state<T>& st, std::size_t most) : s(st) {
+    const std::size_t nl = std::size_t(s.r1 - s.r0);
+    ptr.assign(nl + 1, 0);
+    dptr.assign(nl + 1, 0);
+    optr.assign(nl + 1, 0);
+    dfirst.assign(nl, 0);
+    col.reserve(most);
+    dcol.reserve(most);
+    dval.reserve(most);
+  }
+  void push(std::int32_t c, const T& v) {
+    col.push_back(c);
+    if (c >= s.c0 && c < s.c1) {
+      if (std::int64_t(dcol.size()) == dptr[std::size_t(r)])
+        dfirst[std::size_t(r)] = std::int32_t(std::int64_t(col.size()) - 1 - ptr[std::size_t(r)]);
+      dcol.push_back(std::int32_t(c - s.c0));
+      dval.push_back(v);
+    } else {
+      ocol.push_back(c);
+      oval.push_back(v);
+    }
+  }
+  void end_row() {
+    ++r;
+    ptr[std::size_t(r)] = std::int64_t(col.size());
+    dptr[std::size_t(r)] = std::int64_t(dcol.size());
+    optr[std::size_t(r)] = std::int64_t(ocol.size());
+  }
+  void finish() {
+    std::vector<std::int64_t> offcols = ocol;
+    std::sort(offcols.begin(), offcols.end());
+    offcols.erase(std::unique(offcols.begin(), offcols.end()), offcols.end());
+    std::vector<std::int32_t> compressed(offcols.empty() ? 0 : std::size_t(s.n));  // global column -> col_map place
+    for (std::size_t k = 0; k < offcols.size(); ++k) compressed[std::size_t(offcols[k])] = std::int32_t(k);
+    s.o_col.resize(ocol.size());
+    for (std::size_t k = 0; k < ocol.size(); ++k) s.o_col[k] = compressed[std::size_t(ocol[k])];
+    s.nnz_d = std::int64_t(dval.size());
+    dval.insert(dval.end(), oval.begin(), oval.end());
+    s.values = std::move(dval);
+    s.d_col = std::move(dcol);
+    s.d_ptr = std::move(dptr);
+    s.o_ptr = std::move(optr);
+    s.dfirst = std::move(dfirst);
+    s.row_ptr = std::move(ptr);
+    s.pcol = std::move(col);
+    s.col_map = std::move(offcols);
+  }
+};
+
+// Round 0's rows from the logged pieces: for each row, the contributions
+// of the pieces holding it, in arrival order, through a sparse accumulator
+// over the columns (`mark`: the last row that saw each column; `at`: its
+// place in the row); then the row's columns sorted. Rows fed by the same
+// pieces (a node's d unknowns) have the same columns: the previous row's
+// order is reused. With reproducible sums every contribution is added
+// exactly or logged, and each logged entry settled by an exact sum, so the
+// bits depend on no order.
+template <class T>
+void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
+  const std::int64_t nl = s.r1 - s.r0;
+  auto& log = s.log;
+  struct ref {
+    const std::int32_t* cols;
+    const T* vals;
+    std::int32_t nc;
+    std::int32_t nr;    // the piece's: the stride of `out`
+    std::int32_t* out;  // the piece's slot-cache record, at this row; or null
+  };
+  std::vector<std::int64_t> first(std::size_t(nl) + 1, 0);
+  for (const auto& p : log.pieces)
+    for (std::int32_t i = 0; i < p.nr; ++i) ++first[std::size_t(p.rows[i]) + 1];
+  for (std::int64_t r = 0; r < nl; ++r) first[std::size_t(r) + 1] += first[std::size_t(r)];
+  std::vector<ref> refs(std::size_t(first.back()));
+  {
+    std::vector<std::int64_t> at(first.begin(), first.end() - 1);
+    for (const auto& p : log.pieces)
+      for (std::int32_t i = 0; i < p.nr; ++i)
+        refs[std::size_t(at[std::size_t(p.rows[i])]++)] = {
+            p.cols, p.vals + std::size_t(i) * std::size_t(p.nc), p.nc, p.nr,
+            p.slot_at < 0 ? nullptr : s.cache.slots.data() + p.slot_at + std::size_t(i) * std::size_t(p.nc)};
+  }
+  using R = real_t<T>;
+  constexpr int w = width<T>;
+  const bool exact = exact_capable<T> && shape.reproducible;
+  const merge_op op = shape.merge;
+  // Per column: the last row that saw it, and its place in that row.
+  struct seen {
+    std::int32_t row, place;
+  };
+  std::vector<seen> mark(std::size_t(s.n), seen{-1, 0});
+  std::vector<std::int32_t> ucol;  // the row's columns, first seen first
+  std::vector<T> uval;
+  std::vector<std::uint64_t> order;  // (column, place in ucol), sorted
+  std::vector<std::int32_t> sorted_at;  // place in ucol -> place in the sorted row
+  std::vector<std::pair<std::int64_t, double>> spilled;  // (component of uval, value)
+  layout_writer<T> lay(s, log.contributions);
+  // One row's contributions into ucol/uval; returns the row's length.
+  auto accumulate = [&]<bool Exact>(const ref* rb, const ref* re, std::int32_t r) {
+    std::size_t most = 0;
+    for (const ref* f = rb; f != re; ++f) most += std::size_t(f->nc);
+    if (ucol.size() < most) ucol.resize(most), uval.resize(most);
+    std::int32_t* uc = ucol.data();
+    T* uv = uval.data();
+    std::int32_t len = 0;
+    for (const ref* f = rb; f != re; ++f) {
+      const std::int32_t* cols = f->cols;
+      const T* vals = f->vals;
+      const std::int32_t nc = f->nc;
+      std::int32_t* out = f->out;  // each entry's place in the row, if recorded
+      for (std::int32_t j = 0; j < nc; ++j) {
+        seen& m = mark[std::size_t(cols[j])];
+        const T x = vals[j];
+        if (m.row != r) {
+          m = {r, len};
+          uc[len] = cols[j];
+          uv[len++] = merge_one(op, T{}, x);
+        } else if constexpr (Exact) {
+          const std::int64_t k = m.place;
+          const R* from = reinterpret_cast<const R*>(&x);
+          add_run_exact(reinterpret_cast<R*>(uv + k), from, w,
+                        [&](std::int32_t q) { spilled.push_back({k * w + q, double(from[q])}); });
+        } else {
+          uv[m.place] = merge_one(op, uv[m.place], x);
+        }
+        if (out) out[j] = m.place;
+      }
+    }
+    return len;
+  };
+  for (std::int64_t r = 0; r < nl; ++r) {
+    const ref* rb = refs.data() + first[std::size_t(r)];
+    const ref* re = refs.data() + first[std::size_t(r) + 1];
+    // The pieces were logged long ago (out of cache), each row's in
+    // several places: the next row's are fetched while this one is summed.
+    if (r + 1 < nl)
+      for (const ref* f = re; f != refs.data() + first[std::size_t(r) + 2]; ++f) {
+        const std::size_t bytes = std::size_t(f->nc) * sizeof(T);
+        for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(f->vals) + b);
+        if (f->out)
+          for (std::size_t b = 0; b < std::size_t(f->nc) * 4; b += 64)
+            __builtin_prefetch(reinterpret_cast<const char*>(f->out) + b, 1);
+      }
+    const bool same = r > 0 && re - rb == rb - (refs.data() + first[std::size_t(r) - 1]) &&
+                      std::equal(rb, re, refs.data() + first[std::size_t(r) - 1],
+                                 [](const ref& x, const ref& y) { return x.cols == y.cols && x.nc == y.nc; });
+    const std::int32_t len = exact ? accumulate.template operator()<true>(rb, re, std::int32_t(r))
+                                   : accumulate.template operator()<false>(rb, re, std::int32_t(r));
+    if constexpr (exact_capable<T>) {
+      if (!spilled.empty()) {
+        std::sort(spilled.begin(), spilled.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        R* u = reinterpret_cast<R*>(uval.data());
+        for (std::size_t i = 0; i < spilled.size();) {
+          exact_sum sum;
+          sum.add(double(u[spilled[i].first]));
+          std::size_t j = i;
+          for (; j < spilled.size() && spilled[j].first == spilled[i].first; ++j) sum.add(spilled[j].second);
+          u[spilled[i].first] = sum.round<R>();
+          i = j;
+        }
+        spilled.clear();
+      }
+    }
+    if (!same) {
+      order.resize(std::size_t(len));
+      for (std::int32_t k = 0; k < len; ++k) order[std::size_t(k)] = std::uint64_t(std::uint32_t(ucol[std::size_t(k)])) << 32 | std::uint32_t(k);
+      std::sort(order.begin(), order.end());
+    }
+    for (std::uint64_t o : order) {
+      const std::size_t k = std::size_t(o & 0xffffffffu);
+      lay.push(ucol[k], uval[k]);
+    }
+    lay.end_row();
+    // Recorded places: first-seen order -> the sorted row's.
+    bool recorded = false;
+    for (const ref* f = rb; f != re && !recorded; ++f) recorded = f->out != nullptr;
+    if (recorded) {
+      sorted_at.resize(std::size_t(len));
+      for (std::size_t k = 0; k < order.size(); ++k) sorted_at[std::size_t(order[k] & 0xffffffffu)] = std::int32_t(k);
+      for (const ref* f = rb; f != re; ++f)
+        if (f->out)
+          for (std::int32_t j = 0; j < f->nc; ++j) {
+            std::int32_t& o = f->out[j];
+            o = sorted_at[std::size_t(o)];
+          }
+    }
+  }
+  log.clear();
+  lay.finish();
+}
+
+// The fresh entries merged into the pattern; both CSR blocks laid out again.
+// A built pattern with the fresh entries merged in (a growing pattern).
+template <class T>
+void merge_fresh(sparse_state<T>& s, const assembly_shape& shape) {
   using entry = typename sparse_state<T>::entry;
   const std::int64_t nl = s.r1 - s.r0;
-  std::vector<std::int64_t> ptr(std::size_t(nl) + 1, 0);
-  std::vector<std::int32_t> col;
-  std::vector<T> val;
-  if (!s.draft.empty()) {
-    // Round 0's rows, merged already (no earlier pattern).
-    std::size_t total = 0;
-    for (const auto& row : s.draft) total += row.size();
-    col.reserve(total);
-    val.reserve(total);
+  // Sorted by (row, column), stably: duplicates combine in arrival order
+  // (only the reproducible sum, which does not depend on it, reorders
+  // them). A counting sort by row, then each row's few entries by column:
+  // linear passes instead of a comparison sort of every contribution.
+  std::vector<entry> f(s.fresh.size());
+  {
+    std::vector<std::int64_t> at(std::size_t(nl) + 1, 0);
+    s.fresh.for_each([&](const entry& x) { ++at[std::size_t(x.row) + 1]; });
+    for (std::int64_t r = 0; r < nl; ++r) at[std::size_t(r) + 1] += at[std::size_t(r)];
+    const std::vector<std::int64_t> row_begin(at.begin(), at.end());
+    s.fresh.for_each([&](const entry& x) { f[std::size_t(at[std::size_t(x.row)]++)] = x; });
+    s.fresh.clear();
+    // Within a row, by column and then arrival: the row field holds the
+    // arrival position while the row is sorted (an in-place sort; a stable
+    // sort allocated a buffer per row).
     for (std::int64_t r = 0; r < nl; ++r) {
-      for (const auto& [c, x] : s.draft[std::size_t(r)]) col.push_back(c), val.push_back(x);
-      ptr[std::size_t(r) + 1] = std::int64_t(col.size());
-    }
-    std::vector<std::vector<std::pair<std::int32_t, T>>>().swap(s.draft);
-  } else {
-    // Sorted by (row, column), stably: duplicates combine in arrival order
-    // (only the reproducible sum, which does not depend on it, reorders
-    // them). A counting sort by row, then each row's few entries by column:
-    // linear passes instead of a comparison sort of every contribution.
-    std::vector<entry> f(s.fresh.size());
-    {
-      std::vector<std::int64_t> at(std::size_t(nl) + 1, 0);
-      s.fresh.for_each([&](const entry& x) { ++at[std::size_t(x.row) + 1]; });
-      for (std::int64_t r = 0; r < nl; ++r) at[std::size_t(r) + 1] += at[std::size_t(r)];
-      const std::vector<std::int64_t> row_begin(at.begin(), at.end());
-      s.fresh.for_each([&](const entry& x) { f[std::size_t(at[std::size_t(x.row)]++)] = x; });
-      s.fresh.clear();
-      // Within a row, by column and then arrival: the row field holds the
-      // arrival position while the row is sorted (an in-place sort; a stable
-      // sort allocated a buffer per row).
-      for (std::int64_t r = 0; r < nl; ++r) {
-        const auto b = f.begin() + row_begin[std::size_t(r)], e = f.begin() + row_begin[std::size_t(r) + 1];
-        for (auto it = b; it != e; ++it) it->row = std::int32_t(it - b);
-        std::sort(b, e, [](const entry& x, const entry& y) { return x.col != y.col ? x.col < y.col : x.row < y.row; });
-        for (auto it = b; it != e; ++it) it->row = std::int32_t(r);
-      }
-    }
-    std::vector<entry> add;
-    for (std::size_t i = 0; i < f.size();) {
-      std::size_t j = i;
-      T acc{};
-      if constexpr (exact_capable<T>) {
-        if (shape.reproducible) {
-          using R = real_t<T>;
-          constexpr int w = width<T>;
-          R parts[w];
-          for (int c = 0; c < w; ++c) {
-            exact_sum sum;
-            for (std::size_t k = i; k < f.size() && f[k].row == f[i].row && f[k].col == f[i].col; ++k)
-              sum.add(double(reinterpret_cast<const R*>(&f[k].v)[c]));
-            parts[c] = sum.round<R>();
-          }
-          std::memcpy(&acc, parts, sizeof acc);
-          while (j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col) ++j;
-          add.push_back({f[i].row, f[i].col, acc});
-          i = j;
-          continue;
-        }
-      }
-      for (; j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col; ++j) acc = merge_one(shape.merge, acc, f[j].v);
-      add.push_back({f[i].row, f[i].col, acc});
-      i = j;
-    }
-    std::vector<entry>().swap(f);
-
-    // Rows merged: the existing entries (with their values) and the new ones.
-    col.reserve(s.pcol.size() + add.size());
-    val.reserve(s.pcol.size() + add.size());
-    std::size_t a = 0;
-    for (std::int64_t r = 0; r < nl; ++r) {
-      std::int64_t k = s.built ? s.row_ptr[std::size_t(r)] : 0;
-      const std::int64_t ke = s.built ? s.row_ptr[std::size_t(r) + 1] : 0;
-      while (k < ke || (a < add.size() && add[a].row == r)) {
-        const bool take_old = k < ke && (a >= add.size() || add[a].row != r || s.pcol[std::size_t(k)] < add[a].col);
-        if (take_old) {
-          col.push_back(s.pcol[std::size_t(k)]);
-          val.push_back(s.values[std::size_t(s.slot(r, k - s.row_ptr[std::size_t(r)]))]);
-          ++k;
-        } else {
-          col.push_back(add[a].col);
-          val.push_back(add[a].v);
-          ++a;
-        }
-      }
-      ptr[std::size_t(r) + 1] = std::int64_t(col.size());
+      const auto b = f.begin() + row_begin[std::size_t(r)], e = f.begin() + row_begin[std::size_t(r) + 1];
+      for (auto it = b; it != e; ++it) it->row = std::int32_t(it - b);
+      std::sort(b, e, [](const entry& x, const entry& y) { return x.col != y.col ? x.col < y.col : x.row < y.row; });
+      for (auto it = b; it != e; ++it) it->row = std::int32_t(r);
     }
   }
+  std::vector<entry> add;
+  for (std::size_t i = 0; i < f.size();) {
+    std::size_t j = i;
+    T acc{};
+    if constexpr (exact_capable<T>) {
+      if (shape.reproducible) {
+        using R = real_t<T>;
+        constexpr int w = width<T>;
+        R parts[w];
+        for (int c = 0; c < w; ++c) {
+          exact_sum sum;
+          for (std::size_t k = i; k < f.size() && f[k].row == f[i].row && f[k].col == f[i].col; ++k)
+            sum.add(double(reinterpret_cast<const R*>(&f[k].v)[c]));
+          parts[c] = sum.round<R>();
+        }
+        std::memcpy(&acc, parts, sizeof acc);
+        while (j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col) ++j;
+        add.push_back({f[i].row, f[i].col, acc});
+        i = j;
+        continue;
+      }
+    }
+    for (; j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col; ++j) acc = merge_one(shape.merge, acc, f[j].v);
+    add.push_back({f[i].row, f[i].col, acc});
+    i = j;
+  }
+  std::vector<entry>().swap(f);
 
-  // Split by column ownership; off-diagonal columns compressed.
-  std::vector<std::int64_t> offcols;
-  std::int64_t nd = 0;
-  for (std::int32_t c : col)
-    if (c >= s.c0 && c < s.c1)
-      ++nd;
-    else
-      offcols.push_back(c);
-  std::sort(offcols.begin(), offcols.end());
-  offcols.erase(std::unique(offcols.begin(), offcols.end()), offcols.end());
-  s.nnz_d = nd;
-  s.values.assign(col.size(), T{});
-  s.dfirst.assign(std::size_t(nl), 0);
-  s.d_ptr.assign(std::size_t(nl) + 1, 0);
-  s.o_ptr.assign(std::size_t(nl) + 1, 0);
-  s.d_col.clear();
-  s.o_col.clear();
-  s.d_col.reserve(std::size_t(nd));
-  s.o_col.reserve(col.size() - std::size_t(nd));
-  std::int64_t di = 0, oi = nd;
+  // Rows merged: the existing entries (with their values) and the new ones.
+  layout_writer<T> lay(s, s.pcol.size() + add.size());
+  std::size_t a = 0;
   for (std::int64_t r = 0; r < nl; ++r) {
-    const std::int64_t row0 = ptr[std::size_t(r)], dstart = di;
-    for (std::int64_t k = row0; k < ptr[std::size_t(r) + 1]; ++k) {
-      const std::int32_t c = col[std::size_t(k)];
-      std::int64_t slot;
-      if (c >= s.c0 && c < s.c1) {
-        if (di == dstart) s.dfirst[std::size_t(r)] = std::int32_t(k - row0);
-        slot = di++;
-        s.d_col.push_back(std::int32_t(c - s.c0));
+    std::int64_t k = s.row_ptr[std::size_t(r)];
+    const std::int64_t ke = s.row_ptr[std::size_t(r) + 1];
+    while (k < ke || (a < add.size() && add[a].row == r)) {
+      const bool take_old = k < ke && (a >= add.size() || add[a].row != r || s.pcol[std::size_t(k)] < add[a].col);
+      if (take_old) {
+        lay.push(s.pcol[std::size_t(k)], s.values[std::size_t(s.slot(r, k - s.row_ptr[std::size_t(r)]))]);
+        ++k;
       } else {
-        slot = oi++;
-        s.o_col.push_back(std::int32_t(std::lower_bound(offcols.begin(), offcols.end(), c) - offcols.begin()));
+        lay.push(add[a].col, add[a].v);
+        ++a;
       }
-      s.values[std::size_t(slot)] = val[std::size_t(k)];
     }
-    s.d_ptr[std::size_t(r) + 1] = di;
-    s.o_ptr[std::size_t(r) + 1] = oi - nd;
+    lay.end_row();
   }
-  s.row_ptr = std::move(ptr);
-  s.pcol = std::move(col);
-  s.col_map = std::move(offcols);
-  s.built = true;
-  // Slots moved: recorded ones are void.
-  s.cache.records.clear();
-  s.cache.idx.clear();
-  s.cache.slots.clear();
+  lay.finish();
+}
+
+template <class T>
+void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
+  if (!s.built) {
+    rows_from_log(s, shape);
+  } else {
+    merge_fresh(s, shape);
+    // Slots moved: recorded ones are void (round 0's were recorded for the first layout).
+    s.cache.records.clear();
+    s.cache.idx.clear();
+    s.cache.slots.clear();
+  }
   s.cache.cursor = 0;
+  s.built = true;
 }
 
 template <class T>
@@ -385,7 +577,7 @@ void sparse_settle(assembly_engine& e) {
   auto& s = *static_cast<sparse_state<T>*>(e.shape().context);
   if constexpr (exact_capable<T>)
     if (e.shape().reproducible) settle_spills_into(e, s.values.data());
-  if (!s.built || !s.fresh.empty() || !s.draft.empty()) rebuild(s, e.shape());
+  if (!s.built || !s.fresh.empty()) rebuild(s, e.shape());
 }
 
 template <class T>
@@ -449,8 +641,17 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     const auto& r = c.records[c.cursor];
     const std::int64_t* ix = c.idx.data() + r.idx;
     if (r.nr == nr && r.nc == nc && std::equal(rows.begin(), rows.end(), ix) &&
-        std::equal(cols.begin(), cols.end(), ix + nr))
-      slot = c.slots.data() + r.slot;
+        std::equal(cols.begin(), cols.end(), ix + nr)) {
+      std::int32_t* sl = c.slots.data() + r.slot;
+      if (!r.resolved) {
+        for (std::size_t i = 0; i < nr; ++i) {
+          const std::int64_t lr = rows[i] - s.r0;
+          for (std::size_t j = 0; j < nc; ++j) sl[i * nc + j] = std::int32_t(s.slot(lr, sl[i * nc + j]));
+        }
+        c.records[c.cursor].resolved = true;
+      }
+      slot = sl;
+    }
   }
   if (!slot) {
     ACCRETE_THREAD_LOCAL std::vector<std::int32_t> found;
@@ -466,7 +667,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
         if (k < 0) {
           if (bad < 0 || j < bad) bad = j;
         } else {
-          found[std::size_t(j) * nr + i] = std::int32_t(s.slot(lr, k));
+          found[i * nc + std::size_t(j)] = std::int32_t(s.slot(lr, k));
         }
       });
       if (bad >= 0)
@@ -483,7 +684,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
       c.idx.resize(last.idx + last.nr + last.nc);
       c.slots.resize(last.slot + last.nr * last.nc);
     }
-    c.records.push_back({nr, nc, c.idx.size(), c.slots.size()});
+    c.records.push_back({nr, nc, c.idx.size(), c.slots.size(), true});
     c.idx.insert(c.idx.end(), rows.begin(), rows.end());
     c.idx.insert(c.idx.end(), cols.begin(), cols.end());
     c.slots.insert(c.slots.end(), found.begin(), found.end());
@@ -501,25 +702,57 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
   {
     std::lock_guard g(e.lock());  // as received packets are applied
     T* v = s.values.data();
-    for (std::size_t j = 0; j < nc; ++j) {
-      const T* src = block + std::int64_t(j) * cs;
-      const std::int32_t* sj = slot + j * nr;
+    // Row by row: a row's slots ascend through its part of `values`.
+    for (std::size_t i = 0; i < nr; ++i) {
+      const T* src = block + std::int64_t(i) * rs;
+      const std::int32_t* si = slot + i * nc;
       if (exact) {
-        for (std::size_t i = 0; i < nr; ++i) {
-          const std::int64_t k = sj[i];
-          const R* from = reinterpret_cast<const R*>(src + std::int64_t(i) * rs);
+        for (std::size_t j = 0; j < nc; ++j) {
+          const std::int64_t k = si[j];
+          const R* from = reinterpret_cast<const R*>(src + std::int64_t(j) * cs);
           add_run_exact(reinterpret_cast<R*>(v + k), from, w,
                         [&](std::int32_t q) { spilled.push_back({k * w + q, double(from[q])}); });
         }
       } else if (op == merge_op::sum) {
-        for (std::size_t i = 0; i < nr; ++i) v[sj[i]] += src[std::int64_t(i) * rs];
+        for (std::size_t j = 0; j < nc; ++j) v[si[j]] += src[std::int64_t(j) * cs];
       } else {
-        for (std::size_t i = 0; i < nr; ++i) v[sj[i]] = merge_one(op, v[sj[i]], src[std::int64_t(i) * rs]);
+        for (std::size_t j = 0; j < nc; ++j) v[si[j]] = merge_one(op, v[si[j]], src[std::int64_t(j) * cs]);
       }
     }
   }
   cg.unlock();
   if (!spilled.empty()) e.log_spills(spilled);
+  e.applied_in_place(nr * nc);
+  return true;
+}
+
+// Round 0: an update of this process's own rows only, logged here under
+// the engine lock, with a slot-cache record whose slots the first commit
+// fills in (so round 1 replays instead of looking every entry up). False
+// when it does not apply (as update_in_place); the caller takes the
+// engine's path.
+template <class T>
+bool log_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::span<const std::int64_t> rows,
+                  std::span<const std::int64_t> cols, matrix_layout lay) {
+  auto& c = s.cache;
+  if (!s.cache_wanted || s.growing || rows.empty() || cols.empty()) return false;
+  for (std::int64_t r : rows)
+    if (r < s.r0 || r >= s.r1) return false;
+  std::unique_lock cg(c.lock, std::try_to_lock);
+  if (!cg.owns_lock()) return false;
+  assembly_engine& e = *s.engine;
+  const std::size_t nr = rows.size(), nc = cols.size();
+  const bool colmaj = lay == matrix_layout::col_major;
+  {
+    std::lock_guard g(e.lock());  // as received packets are applied
+    if (!e.own_part_open()) return false;
+    c.records.push_back({nr, nc, c.idx.size(), c.slots.size(), false});
+    c.idx.insert(c.idx.end(), rows.begin(), rows.end());
+    c.idx.insert(c.idx.end(), cols.begin(), cols.end());
+    c.slots.resize(c.slots.size() + nr * nc);
+    s.log.add(block, colmaj ? 1 : ld, colmaj ? ld : 1, rows, cols, s.r0, std::int64_t(c.records.back().slot));
+  }
+  cg.unlock();
   e.applied_in_place(nr * nc);
   return true;
 }
@@ -693,6 +926,9 @@ void sparse_matrix<T>::update(const T* block, std::int64_t ld, std::span<const s
     s.engine->validate(rows, cols, ld, lay, block);  // ranges first: the lookups below index by them
     if (detail::update_in_place(s, block, ld, rows, cols, lay)) return;
     detail::check_pattern(s, rows, cols);
+  } else if (!s.built) {
+    s.engine->validate(rows, cols, ld, lay, block);
+    if (detail::log_in_place(s, block, ld, rows, cols, lay)) return;
   }
   s.engine->update(block, ld, rows, cols, lay);  // validates
   if (!s.built && !s.growing && !cols.empty()) {
