@@ -54,3 +54,22 @@ foreach(np 1 2)
   set_tests_properties(c_errors_test.np${np} PROPERTIES TIMEOUT 120 ENVIRONMENT "${ACCRETE_MPI_ENV}"
                        PROCESSORS ${np} LABELS sanitize)
 endforeach()
+
+# The sparse matrix's C API (tests/c_api/c_sparse_test.c): uneven and empty
+# row ranges, rounds, a growing pattern, errors; nodes real, of 1 and of 2.
+add_executable(c_sparse_test c_api/c_sparse_test.c)
+target_link_libraries(c_sparse_test PRIVATE accrete::accrete MPI::MPI_C)
+set_target_properties(c_sparse_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON LINKER_LANGUAGE CXX)
+foreach(run IN ITEMS "1;" "2;" "3;" "4;ACCRETE_NODE_SIZE=2" "5;ACCRETE_NODE_SIZE=1")
+  list(GET run 0 np)
+  list(GET run 1 env)
+  set(name c_sparse_test.np${np})
+  if(env)
+    string(REGEX REPLACE ".*=" "" _ns "${env}")
+    string(APPEND name ".node${_ns}")
+  endif()
+  add_test(NAME ${name} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${ACCRETE_MPIEXEC_PREFLAGS}
+           $<TARGET_FILE:c_sparse_test>)
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120 ENVIRONMENT "${ACCRETE_MPI_ENV};${env}" PROCESSORS ${np}
+                       LABELS sanitize)
+endforeach()

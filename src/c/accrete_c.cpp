@@ -18,6 +18,7 @@
 #include "accrete/array/dist_array.hpp"
 #include "accrete/detail/backend.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
+#include "accrete/sparse/sparse_matrix.hpp"
 
 using namespace accrete;
 
@@ -26,6 +27,12 @@ struct accrete_matrix_s {
   std::variant<std::unique_ptr<convergent_matrix<float>>, std::unique_ptr<convergent_matrix<double>>,
                std::unique_ptr<convergent_matrix<std::complex<float>>>,
                std::unique_ptr<convergent_matrix<std::complex<double>>>>
+      obj;
+};
+
+struct accrete_sparse_s {
+  std::variant<std::unique_ptr<sparse_matrix<float>>, std::unique_ptr<sparse_matrix<double>>,
+               std::unique_ptr<sparse_matrix<std::complex<float>>>, std::unique_ptr<sparse_matrix<std::complex<double>>>>
       obj;
 };
 
@@ -221,6 +228,51 @@ accrete_status file_op(H* h, const char* fn, const char* path, bool save) {
       ACCRETE_ERR_IO);
 }
 
+// The options a convergent_matrix and a sparse_matrix share, checked.
+template <class C, class O>
+void common_options(const C& o, O& opt, const char* fn) {
+  require(o.strategy == ACCRETE_STRATEGY_PACKETS || o.strategy == ACCRETE_STRATEGY_ALLTOALL, fn,
+          "strategy = " + std::to_string(o.strategy) + " is not an accrete_strategy");
+  require(o.buffer_cap > 0, fn, "buffer_cap = " + std::to_string(o.buffer_cap));
+  require(o.coalesce_bytes > 0, fn, "coalesce_bytes = " + std::to_string(o.coalesce_bytes));
+  require(o.merge == ACCRETE_MERGE_SUM || o.merge == ACCRETE_MERGE_MAX || o.merge == ACCRETE_MERGE_MIN, fn,
+          "merge = " + std::to_string(o.merge) + " is not an accrete_merge");
+  opt.strategy = o.strategy == ACCRETE_STRATEGY_PACKETS ? update_strategy::packets : update_strategy::alltoall;
+  opt.buffer_cap = static_cast<std::size_t>(o.buffer_cap);
+  opt.coalesce_bytes = static_cast<std::size_t>(o.coalesce_bytes);
+  opt.seed = o.seed;
+  opt.reproducible = o.reproducible != 0;
+  opt.merge = o.merge == ACCRETE_MERGE_SUM ? merge_op::sum : o.merge == ACCRETE_MERGE_MAX ? merge_op::max : merge_op::min;
+}
+template <class C, class O>
+void report_common_options(C& o, const O& d) {
+  o.strategy = d.strategy == update_strategy::packets ? ACCRETE_STRATEGY_PACKETS : ACCRETE_STRATEGY_ALLTOALL;
+  o.buffer_cap = static_cast<std::int64_t>(d.buffer_cap);
+  o.coalesce_bytes = static_cast<std::int64_t>(d.coalesce_bytes);
+  o.seed = d.seed;
+  o.reproducible = d.reproducible ? 1 : 0;
+  o.merge = ACCRETE_MERGE_SUM;
+}
+
+void require_float_dtype(accrete_dtype dtype, const char* fn, const char* what) {
+  require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE || dtype == ACCRETE_COMPLEX_FLOAT ||
+              dtype == ACCRETE_COMPLEX_DOUBLE,
+          fn, "dtype = " + std::to_string(int(dtype)) + ": " + what + " holds a floating-point type");
+}
+
+// Makes a matrix of the dtype (one of the four floating-point types).
+template <template <class> class M, class H, class... A>
+void make_typed(H& h, accrete_dtype dtype, A&&... args) {
+  if (dtype == ACCRETE_FLOAT)
+    h.obj = std::make_unique<M<float>>(std::forward<A>(args)...);
+  else if (dtype == ACCRETE_DOUBLE)
+    h.obj = std::make_unique<M<double>>(std::forward<A>(args)...);
+  else if (dtype == ACCRETE_COMPLEX_FLOAT)
+    h.obj = std::make_unique<M<std::complex<float>>>(std::forward<A>(args)...);
+  else
+    h.obj = std::make_unique<M<std::complex<double>>>(std::forward<A>(args)...);
+}
+
 patch make_patch(std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) { return patch{r0, r1, c0, c1}; }
 
 template <class P>
@@ -285,14 +337,9 @@ accrete_status accrete_matrix_default_options(accrete_matrix_options* o) {
   return guarded("accrete_matrix_default_options", [&] {
     require(o != nullptr, "accrete_matrix_default_options", "null options pointer");
     const convergent_matrix_options d;
-    o->strategy = d.strategy == update_strategy::packets ? ACCRETE_STRATEGY_PACKETS : ACCRETE_STRATEGY_ALLTOALL;
-    o->buffer_cap = static_cast<std::int64_t>(d.buffer_cap);
-    o->coalesce_bytes = static_cast<std::int64_t>(d.coalesce_bytes);
+    report_common_options(*o, d);
     o->lld = d.lld;
-    o->seed = d.seed;
-    o->reproducible = d.reproducible ? 1 : 0;
     o->atomic_updates = d.atomic_updates ? 1 : 0;
-    o->merge = ACCRETE_MERGE_SUM;
   });
 }
 
@@ -308,38 +355,16 @@ accrete_status accrete_matrix_create(accrete_matrix* out, accrete_dtype dtype, i
           require(out != nullptr, fn, "null output handle");
           *out = nullptr;
           if (o) {
-            require(o->strategy == ACCRETE_STRATEGY_PACKETS || o->strategy == ACCRETE_STRATEGY_ALLTOALL, fn,
-                    "strategy = " + std::to_string(o->strategy) + " is not an accrete_strategy");
-            require(o->buffer_cap > 0, fn, "buffer_cap = " + std::to_string(o->buffer_cap));
-            require(o->coalesce_bytes > 0, fn, "coalesce_bytes = " + std::to_string(o->coalesce_bytes));
-            opt.strategy = o->strategy == ACCRETE_STRATEGY_PACKETS ? update_strategy::packets : update_strategy::alltoall;
-            opt.buffer_cap = static_cast<std::size_t>(o->buffer_cap);
-            opt.coalesce_bytes = static_cast<std::size_t>(o->coalesce_bytes);
+            common_options(*o, opt, fn);
             opt.lld = o->lld;
-            opt.seed = o->seed;
-            opt.reproducible = o->reproducible != 0;
             opt.atomic_updates = o->atomic_updates != 0;
-            require(o->merge == ACCRETE_MERGE_SUM || o->merge == ACCRETE_MERGE_MAX || o->merge == ACCRETE_MERGE_MIN, fn,
-                    "merge = " + std::to_string(o->merge) + " is not an accrete_merge");
-            opt.merge = o->merge == ACCRETE_MERGE_SUM ? merge_op::sum
-                        : o->merge == ACCRETE_MERGE_MAX ? merge_op::max
-                                                        : merge_op::min;
           }
-          require(dtype == ACCRETE_FLOAT || dtype == ACCRETE_DOUBLE || dtype == ACCRETE_COMPLEX_FLOAT ||
-                      dtype == ACCRETE_COMPLEX_DOUBLE,
-                  fn, "dtype = " + std::to_string(int(dtype)) + ": a convergent_matrix holds a floating-point type");
+          require_float_dtype(dtype, fn, "a convergent_matrix");
           grid.emplace(make_grid(pr, pc, fn));
         },
         [&] {
           auto h = std::make_unique<accrete_matrix_s>();
-          if (dtype == ACCRETE_FLOAT)
-            h->obj = std::make_unique<convergent_matrix<float>>(m, n, *grid, mb, nb, opt);
-          else if (dtype == ACCRETE_DOUBLE)
-            h->obj = std::make_unique<convergent_matrix<double>>(m, n, *grid, mb, nb, opt);
-          else if (dtype == ACCRETE_COMPLEX_FLOAT)
-            h->obj = std::make_unique<convergent_matrix<std::complex<float>>>(m, n, *grid, mb, nb, opt);
-          else
-            h->obj = std::make_unique<convergent_matrix<std::complex<double>>>(m, n, *grid, mb, nb, opt);
+          make_typed<convergent_matrix>(*h, dtype, m, n, *grid, mb, nb, opt);
           *out = h.release();
         });
   });
@@ -428,6 +453,102 @@ accrete_status accrete_matrix_save(accrete_matrix a, const char* path) {
 }
 accrete_status accrete_matrix_load(accrete_matrix a, const char* path) {
   return file_op(a, "accrete_matrix_load", path, false);
+}
+
+// ---- sparse_matrix ---------------------------------------------------------------
+accrete_status accrete_sparse_default_options(accrete_sparse_options* o) {
+  return guarded("accrete_sparse_default_options", [&] {
+    require(o != nullptr, "accrete_sparse_default_options", "null options pointer");
+    const sparse_matrix_options d;
+    report_common_options(*o, d);
+    o->growing_pattern = d.growing_pattern ? 1 : 0;
+    o->cache_slots = d.cache_slots ? 1 : 0;
+  });
+}
+
+accrete_status accrete_sparse_create(accrete_sparse* out, accrete_dtype dtype, int64_t local_rows, int64_t local_cols,
+                                     const accrete_sparse_options* o) {
+  static const char* fn = "accrete_sparse_create";
+  return guarded(fn, [&] {
+    sparse_matrix_options opt;
+    detail::construct_collectively(
+        fn,
+        [&] {
+          require(out != nullptr, fn, "null output handle");
+          *out = nullptr;
+          if (o) {
+            common_options(*o, opt, fn);
+            opt.growing_pattern = o->growing_pattern != 0;
+            opt.cache_slots = o->cache_slots != 0;
+          }
+          require_float_dtype(dtype, fn, "a sparse matrix");
+        },
+        [&] {
+          auto h = std::make_unique<accrete_sparse_s>();
+          make_typed<sparse_matrix>(*h, dtype, local_rows, local_cols, opt);
+          *out = h.release();
+        });
+  });
+}
+
+accrete_status accrete_sparse_free(accrete_sparse* a) { return free_handle(a, "accrete_sparse_free"); }
+
+accrete_status accrete_sparse_ranges(accrete_sparse a, int64_t* m, int64_t* n, int64_t* row_begin, int64_t* row_end,
+                                     int64_t* col_begin, int64_t* col_end) {
+  return on(a, "accrete_sparse_ranges", [&](auto& A) {
+    set_if<int64_t>(m, A.rows());
+    set_if<int64_t>(n, A.cols());
+    set_if<int64_t>(row_begin, A.row_begin());
+    set_if<int64_t>(row_end, A.row_end());
+    set_if<int64_t>(col_begin, A.col_begin());
+    set_if<int64_t>(col_end, A.col_end());
+  });
+}
+
+accrete_status accrete_sparse_update(accrete_sparse a, const void* block, int64_t ld, const int64_t* rows,
+                                     int64_t nrows, const int64_t* cols, int64_t ncols, accrete_layout layout) {
+  static const char* fn = "accrete_sparse_update";
+  return on(a, fn, [&](auto& A) {
+    using T = typename std::remove_reference_t<decltype(A)>::value_type;
+    A.update(static_cast<const T*>(block), ld, index_span(rows, nrows, fn, "rows"), index_span(cols, ncols, fn, "cols"),
+             to_layout(layout, fn));
+  });
+}
+
+accrete_status accrete_sparse_commit(accrete_sparse a) {
+  return on(a, "accrete_sparse_commit", [](auto& A) { A.commit(); });
+}
+accrete_status accrete_sparse_reopen(accrete_sparse a) {
+  return on(a, "accrete_sparse_reopen", [](auto& A) { A.reopen(); });
+}
+accrete_status accrete_sparse_reset(accrete_sparse a) {
+  return on(a, "accrete_sparse_reset", [](auto& A) { A.reset(); });
+}
+
+accrete_status accrete_sparse_block(accrete_sparse a, int offdiag, const int64_t** row_ptr, const int32_t** col,
+                                    void** value, int64_t* nnz, const int64_t** col_map, int64_t* ncols_map) {
+  static const char* fn = "accrete_sparse_block";
+  return on(a, fn, [&](auto& A) {
+    require(offdiag == 0 || offdiag == 1, fn,
+            "offdiag = " + std::to_string(offdiag) + " (0: the diagonal block, 1: the off-diagonal block)");
+    const auto b = offdiag ? A.offdiag() : A.diag();
+    set_if<const int64_t*>(row_ptr, b.row_ptr.data());
+    set_if<const int32_t*>(col, b.col.data());
+    set_if<void*>(value, b.value.data());
+    set_if<int64_t>(nnz, std::int64_t(b.value.size()));
+    const auto map = A.col_map();
+    set_if<const int64_t*>(col_map, map.data());
+    set_if<int64_t>(ncols_map, std::int64_t(map.size()));
+  });
+}
+
+accrete_status accrete_sparse_get(accrete_sparse a, int64_t i, int64_t j, void* value) {
+  static const char* fn = "accrete_sparse_get";
+  return on(a, fn, [&](auto& A) {
+    using T = typename std::remove_reference_t<decltype(A)>::value_type;
+    require(value != nullptr, fn, "null output pointer");
+    *static_cast<T*>(value) = A.get(i, j);
+  });
 }
 
 // ---- dist_array ------------------------------------------------------------------

@@ -18,28 +18,6 @@
 /* Files of this run (ctest runs several P at once in one directory). */
 static char path_f[64], path_d[64];
 
-/* A call that must succeed. */
-#define OK(call)                                                                                          \
-  do {                                                                                                    \
-    accrete_status st_ = (call);                                                                          \
-    if (st_ != ACCRETE_SUCCESS) {                                                                         \
-      ++failures;                                                                                         \
-      fprintf(stderr, "[%d] %s:%d: %s returned %d: %s\n", me, __FILE__, __LINE__, #call, (int)st_,      \
-              accrete_last_error());                                                                      \
-    }                                                                                                     \
-  } while (0)
-
-/* A call that must fail with `code` and a message containing `text`. */
-#define FAILS(call, code, text)                                                                       \
-  do {                                                                                                \
-    accrete_status st_ = (call);                                                                      \
-    if (st_ != (code) || strstr(accrete_last_error(), (text)) == NULL) {                              \
-      ++failures;                                                                                     \
-      fprintf(stderr, "[%d] %s:%d: %s returned %d (want %d) with '%s' (want '%s')\n", me, __FILE__, \
-              __LINE__, #call, (int)st_, (int)(code), accrete_last_error(), (text));                  \
-    }                                                                                                 \
-  } while (0)
-
 /* ScaLAPACK local-to-global index (source process 0). */
 static int64_t l2g(int64_t l, int64_t nb, int p, int nprocs) { return (l / nb) * nb * nprocs + p * nb + l % nb; }
 

@@ -1,6 +1,6 @@
 /** \file
- * accrete's C API: the runtime, convergent_matrix and dist_array + counter
- * for C (and, through the Fortran module `accrete`, Fortran) programs.
+ * accrete's C API: the runtime, convergent_matrix, sparse_matrix and
+ * dist_array + counter for C (and, through the Fortran module `accrete`, Fortran) programs.
  *
  * Conventions
  *  - Every function returns an accrete_status: ACCRETE_SUCCESS (0) or an
@@ -193,6 +193,67 @@ accrete_status accrete_matrix_descriptor(accrete_matrix a, int desc[9]);
 accrete_status accrete_matrix_save(accrete_matrix a, const char* path);
 /** Collective: reads a file accrete_matrix_save (or accrete_array_save) wrote. */
 accrete_status accrete_matrix_load(accrete_matrix a, const char* path);
+
+/* ---- sparse_matrix (float, double, complex) -------------------------------------- */
+
+/** A handle to a distributed sparse matrix (accrete/sparse/sparse_matrix.hpp):
+ * each process owns a contiguous range of rows and of "diagonal" columns
+ * (PETSc's MPIAIJ ownership), assembled by asynchronous indexed-slice
+ * updates. Round 0 discovers the nonzero pattern; by default the first
+ * commit freezes it. */
+typedef struct accrete_sparse_s* accrete_sparse;
+
+/** A sparse matrix's options (accrete_sparse_default_options fills the defaults). */
+typedef struct accrete_sparse_options {
+  int strategy;            /**< accrete_strategy */
+  int64_t buffer_cap;      /**< bytes buffered or in flight per process (>= 1024) */
+  int64_t coalesce_bytes;  /**< a remote target's buffer is sent at this size */
+  uint64_t seed;           /**< order in which targets are visited */
+  int reproducible;        /**< nonzero: the same bits for any P, partition or order (sums only) */
+  int merge;               /**< accrete_merge (MAX / MIN: real types only) */
+  int growing_pattern;     /**< nonzero: later rounds may add entries (default: frozen after round 0) */
+  int cache_slots;         /**< nonzero (default): own-row updates repeated round after round replay their slots */
+} accrete_sparse_options;
+
+/** Fills *opts with the defaults (those of sparse_matrix_options). */
+accrete_status accrete_sparse_default_options(accrete_sparse_options* opts);
+/** Collective: this process owns local_rows rows and local_cols diagonal
+ * columns (each >= 0; the sums over processes, M and N, below 2^31), in
+ * rank order. dtype: a floating-point type. opts may be NULL (defaults). */
+accrete_status accrete_sparse_create(accrete_sparse* out, accrete_dtype dtype, int64_t local_rows, int64_t local_cols,
+                                     const accrete_sparse_options* opts);
+/** Collective. */
+accrete_status accrete_sparse_free(accrete_sparse* a);
+/** The global shape and this process's ranges (any pointer may be NULL):
+ * rows [*row_begin, *row_end), diagonal columns [*col_begin, *col_end). */
+accrete_status accrete_sparse_ranges(accrete_sparse a, int64_t* m, int64_t* n, int64_t* row_begin, int64_t* row_end,
+                                     int64_t* col_begin, int64_t* col_end);
+/** A[rows[i], cols[j]] op= block(i, j), as accrete_matrix_update; indices
+ * may repeat. Invalid input changes nothing. With a frozen pattern, an
+ * entry outside it in a row this process can check returns
+ * ACCRETE_ERR_STATE naming it, with nothing of the update applied; other
+ * rows' owners report it at the commit. */
+accrete_status accrete_sparse_update(accrete_sparse a, const void* block, int64_t ld, const int64_t* rows,
+                                     int64_t nrows, const int64_t* cols, int64_t ncols, accrete_layout layout);
+/** Collective: ends the round (every update issued anywhere before it is
+ * applied) and lays out or extends the pattern. ACCRETE_ERR_STATE on every
+ * process, naming the entry, if an update fell outside a frozen pattern. */
+accrete_status accrete_sparse_commit(accrete_sparse a);
+/** This process is done reading its committed rows. */
+accrete_status accrete_sparse_reopen(accrete_sparse a);
+/** Collective, between rounds: every stored value becomes zero; the pattern stays. */
+accrete_status accrete_sparse_reset(accrete_sparse a);
+/** The CSR block of this process's rows in the diagonal columns (offdiag =
+ * 0) or the others (offdiag = 1): row i's entries are col[k], value[k] for
+ * row_ptr[i] <= k < row_ptr[i + 1], columns ascending; local_rows + 1 row
+ * pointers. Diagonal-block columns are local (global - col_begin);
+ * off-diagonal ones index the col_map (ascending global columns, *ncols_map
+ * of them; col_map and ncols_map may be NULL). Values have the matrix's
+ * type and may be written. Valid until the next commit, reset or free. */
+accrete_status accrete_sparse_block(accrete_sparse a, int offdiag, const int64_t** row_ptr, const int32_t** col,
+                                    void** value, int64_t* nnz, const int64_t** col_map, int64_t* ncols_map);
+/** The stored A(i, j) of a row of this process (zero outside the pattern). */
+accrete_status accrete_sparse_get(accrete_sparse a, int64_t i, int64_t j, void* value);
 
 /* ---- dist_array (every dtype) and counter --------------------------------------- */
 
