@@ -2,7 +2,7 @@
 # virtual environment in the build directory (the python_venv fixture), then
 # the pytest suite under mpiexec -n 1..4 and with every process its own node,
 # and the Hessian example against the C++ demo's checksum. Open MPI uses
-# Debian's numpy, mpi4py and pytest (--system-site-packages); MPICH gets an
+# Debian's numpy, scipy, mpi4py and pytest (--system-site-packages); MPICH gets an
 # mpi4py built for it from PyPI (Debian's is built for Open MPI).
 option(ACCRETE_TEST_PYTHON "Test the Python package (needs python3-venv, network access to PyPI)" ON)
 if(NOT ACCRETE_TEST_PYTHON)
@@ -20,7 +20,7 @@ if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
   set(_pre_install "true")
 else()
   set(_venv_flags "")
-  set(_pre_install "MPICC=/usr/bin/mpicc.mpich ${_py} -m pip install -q --no-binary mpi4py mpi4py numpy pytest")
+  set(_pre_install "MPICC=/usr/bin/mpicc.mpich ${_py} -m pip install -q --no-binary mpi4py mpi4py numpy scipy pytest")
 endif()
 # Building the package needs scikit-build-core and nanobind from PyPI (Debian
 # 12 packages neither). Where PyPI cannot be reached over verified TLS (e.g.
@@ -32,7 +32,7 @@ add_test(NAME python_install
 if ! ${ACCRETE_SYSTEM_PYTHON} -c \"import urllib.request; urllib.request.urlopen('https://pypi.org/simple/nanobind/', timeout=30)\" 2>${CMAKE_BINARY_DIR}/pypi-probe.txt; then \
 echo \"SKIPPED: PyPI is not reachable over verified TLS: $(tail -1 ${CMAKE_BINARY_DIR}/pypi-probe.txt)\"; exit 77; fi; \
 [ -x ${_py} ] || ${ACCRETE_SYSTEM_PYTHON} -m venv ${_venv_flags} ${_venv}; \
-${_py} -c 'import mpi4py, numpy, pytest' 2>/dev/null || ${_pre_install}; \
+${_py} -c 'import mpi4py, numpy, scipy, pytest' 2>/dev/null || ${_pre_install}; \
 MPI=${ACCRETE_MPI_FLAVOR} ${_py} -m pip install -q --config-settings=build-dir=${CMAKE_BINARY_DIR}/python-build ${PROJECT_SOURCE_DIR}; \
 touch ${_installed}")
 set_tests_properties(python_install PROPERTIES FIXTURES_SETUP python_venv TIMEOUT 1200 LABELS python

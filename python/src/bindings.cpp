@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "accrete/array/dist_array.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
 #include "accrete/matrix/linalg.hpp"
+#include "accrete/sparse/sparse_matrix.hpp"
 #include "hessian_workload.hpp"
 
 namespace nb = nanobind;
@@ -129,6 +131,60 @@ nb::ndarray<nb::numpy, T, nb::ndim<2>> new_fortran(std::int64_t rows, std::int64
   return view_of(data, rows, cols, std::max<std::int64_t>(rows, 1), owner);
 }
 
+// The options ConvergentMatrix and SparseMatrix share, by name.
+merge_op parse_merge(const char* cls, const std::string& merge) {
+  if (merge == "sum") return merge_op::sum;
+  if (merge == "max") return merge_op::max;
+  if (merge == "min") return merge_op::min;
+  throw std::invalid_argument(std::string(cls) + ": merge '" + merge + "' is not 'sum', 'max' or 'min'");
+}
+update_strategy parse_strategy(const char* cls, const std::string& strategy) {
+  if (strategy == "packets") return update_strategy::packets;
+  if (strategy == "alltoall") return update_strategy::alltoall;
+  throw std::invalid_argument(std::string(cls) + ": strategy '" + strategy + "' is neither 'packets' nor 'alltoall'");
+}
+
+// An update's block, rows and cols from Python: the block's ld and layout,
+// the indices, and the shapes checked against each other.
+template <class T>
+struct update_args {
+  std::int64_t ld;
+  matrix_layout lay;
+  indices r, c;
+  update_args(const block_in<T>& block, nb::handle rows, nb::handle cols, const char* what)
+      : r(to_indices(rows, (std::string(what) + " rows").c_str())),
+        c(to_indices(cols, (std::string(what) + " cols").c_str())) {
+    std::tie(ld, lay) = layout_of(block, what);
+    if (std::size_t(block.shape(0)) != r.span.size() || std::size_t(block.shape(1)) != c.span.size())
+      throw std::invalid_argument(std::string(what) + ": the block is " + std::to_string(block.shape(0)) + " x " +
+                                  std::to_string(block.shape(1)) + " but there are " + std::to_string(r.span.size()) +
+                                  " rows and " + std::to_string(c.span.size()) + " columns");
+  }
+};
+
+nb::dict stats_dict(const assembly_stats& s) {
+  nb::dict d;
+  d["updates"] = s.updates;
+  d["elements"] = s.elements;
+  d["direct_packets"] = s.direct_packets;
+  d["messages_sent"] = s.messages_sent;
+  d["packets_received"] = s.packets_received;
+  d["bytes_sent"] = s.bytes_sent;
+  d["peak_buffered"] = s.peak_buffered;
+  d["peak_reserved"] = s.peak_reserved;
+  d["t_bin"] = s.t_bin;
+  d["t_move"] = s.t_move;
+  d["t_apply"] = s.t_apply;
+  d["t_wait"] = s.t_wait;
+  return d;
+}
+
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> vector_view(T* p, std::size_t n, nb::handle owner) {
+  const std::size_t shape[1] = {n};
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(p, 1, shape, owner);
+}
+
 // ---- convergent_matrix ----------------------------------------------------------------
 template <class T>
 void bind_matrix(nb::module_& m, const char* name) {
@@ -145,22 +201,8 @@ void bind_matrix(nb::module_& m, const char* name) {
                 [&] {
                   o.reproducible = reproducible;
                   o.atomic_updates = atomic_updates;
-                  if (merge == "sum")
-                    o.merge = merge_op::sum;
-                  else if (merge == "max")
-                    o.merge = merge_op::max;
-                  else if (merge == "min")
-                    o.merge = merge_op::min;
-                  else
-                    throw std::invalid_argument("ConvergentMatrix: merge '" + merge +
-                                                "' is not 'sum', 'max' or 'min'");
-                  if (strategy == "packets")
-                    o.strategy = update_strategy::packets;
-                  else if (strategy == "alltoall")
-                    o.strategy = update_strategy::alltoall;
-                  else
-                    throw std::invalid_argument("ConvergentMatrix: strategy '" + strategy +
-                                                "' is neither 'packets' nor 'alltoall'");
+                  o.merge = parse_merge("ConvergentMatrix", merge);
+                  o.strategy = parse_strategy("ConvergentMatrix", strategy);
                   o.buffer_cap = buffer_cap;
                 },
                 [&] { new (self) M(rows, cols, g, mb, nb_, o); });
@@ -172,15 +214,9 @@ void bind_matrix(nb::module_& m, const char* name) {
       .def(
           "update",
           [](M& a, block_in<T> block, nb::handle rows, nb::handle cols) {
-            const auto [ld, lay] = layout_of(block, "update");
-            indices r = to_indices(rows, "update rows"), c = to_indices(cols, "update cols");
-            if (std::size_t(block.shape(0)) != r.span.size() || std::size_t(block.shape(1)) != c.span.size())
-              throw std::invalid_argument("update: the block is " + std::to_string(block.shape(0)) + " x " +
-                                          std::to_string(block.shape(1)) + " but there are " +
-                                          std::to_string(r.span.size()) + " rows and " +
-                                          std::to_string(c.span.size()) + " columns");
+            const update_args<T> u(block, rows, cols, "update");
             nb::gil_scoped_release unlocked;  // other Python threads may update meanwhile
-            a.update(block.data(), ld, r.span, c.span, lay);
+            a.update(block.data(), u.ld, u.r.span, u.c.span, u.lay);
           },
           "block"_a.noconvert(), "rows"_a, "cols"_a)
       .def(
@@ -225,24 +261,7 @@ void bind_matrix(nb::module_& m, const char* name) {
       .def("descriptor", &M::descriptor)
       .def("save", &M::save, "path"_a)
       .def("load", &M::load, "path"_a)
-      .def("stats",
-           [](const M& a) {
-             const auto s = a.stats();
-             nb::dict d;
-             d["updates"] = s.updates;
-             d["elements"] = s.elements;
-             d["direct_packets"] = s.direct_packets;
-             d["messages_sent"] = s.messages_sent;
-             d["packets_received"] = s.packets_received;
-             d["bytes_sent"] = s.bytes_sent;
-             d["peak_buffered"] = s.peak_buffered;
-             d["peak_reserved"] = s.peak_reserved;
-             d["t_bin"] = s.t_bin;
-             d["t_move"] = s.t_move;
-             d["t_apply"] = s.t_apply;
-             d["t_wait"] = s.t_wait;
-             return d;
-           })
+      .def("stats", [](const M& a) { return stats_dict(a.stats()); })
       .def(
           "to_numpy",
           [](const M& a, int root) {
@@ -302,6 +321,75 @@ void bind_matrix(nb::module_& m, const char* name) {
             return nb::cast(out);
           },
           "root"_a = 0);
+}
+
+// ---- sparse_matrix ----------------------------------------------------------------------
+template <class T>
+void bind_sparse(nb::module_& m, const char* name) {
+  using S = sparse_matrix<T>;
+  nb::class_<S>(m, name)
+      .def(
+          "__init__",
+          [](S* self, std::int64_t local_rows, std::int64_t local_cols, const std::string& strategy,
+             std::size_t buffer_cap, bool reproducible, const std::string& merge, bool growing_pattern,
+             bool cache_slots) {
+            sparse_matrix_options o;
+            detail::construct_collectively(
+                "SparseMatrix",
+                [&] {
+                  o.strategy = parse_strategy("SparseMatrix", strategy);
+                  o.merge = parse_merge("SparseMatrix", merge);
+                  o.buffer_cap = buffer_cap;
+                  o.reproducible = reproducible;
+                  o.growing_pattern = growing_pattern;
+                  o.cache_slots = cache_slots;
+                },
+                [&] { new (self) S(local_rows, local_cols, o); });
+          },
+          "local_rows"_a, "local_cols"_a, "strategy"_a, "buffer_cap"_a, "reproducible"_a, "merge"_a,
+          "growing_pattern"_a, "cache_slots"_a)
+      .def_prop_ro("shape", [](const S& a) { return std::make_tuple(a.rows(), a.cols()); })
+      .def_prop_ro("row_range", [](const S& a) { return std::make_tuple(a.row_begin(), a.row_end()); })
+      .def_prop_ro("col_range", [](const S& a) { return std::make_tuple(a.col_begin(), a.col_end()); })
+      .def(
+          "update",
+          [](S& a, block_in<T> block, nb::handle rows, nb::handle cols) {
+            const update_args<T> u(block, rows, cols, "update");
+            nb::gil_scoped_release unlocked;
+            a.update(block.data(), u.ld, u.r.span, u.c.span, u.lay);
+          },
+          "block"_a.noconvert(), "rows"_a, "cols"_a)
+      .def("commit",
+           [](S& a) {
+             nb::gil_scoped_release unlocked;
+             a.commit();
+           })
+      .def("reopen", &S::reopen)
+      .def("reset", &S::reset)
+      .def_prop_ro("round", &S::round)
+      .def_prop_ro("pattern_frozen", &S::pattern_frozen)
+      .def_prop_ro("local_nnz", &S::local_nnz)
+      .def("get", &S::get, "i"_a, "j"_a)
+      .def(
+          "block",
+          [](nb::handle self, bool offdiag) {
+            // Views over the matrix's arrays, kept alive by it (valid until
+            // the next commit or reset: the Python class says so); the
+            // index arrays read-only.
+            S& a = nb::cast<S&>(self);
+            const csr_block<T> b = offdiag ? a.offdiag() : a.diag();
+            return std::make_tuple(
+                vector_view(b.row_ptr.data(), b.row_ptr.size(), self), vector_view(b.col.data(), b.col.size(), self),
+                vector_view(b.value.data(), b.value.size(), self));
+          },
+          "offdiag"_a)
+      .def("col_map",
+           [](nb::handle self) {
+             S& a = nb::cast<S&>(self);
+             const auto map = a.col_map();
+             return vector_view(map.data(), map.size(), self);
+           })
+      .def("stats", [](const S& a) { return stats_dict(a.stats()); });
 }
 
 // ---- dist_array -----------------------------------------------------------------------
@@ -521,6 +609,10 @@ NB_MODULE(_accrete, m) {
   bind_matrix<double>(m, "ConvergentMatrixF64");
   bind_matrix<std::complex<float>>(m, "ConvergentMatrixC64");
   bind_matrix<std::complex<double>>(m, "ConvergentMatrixC128");
+  bind_sparse<float>(m, "SparseMatrixF32");
+  bind_sparse<double>(m, "SparseMatrixF64");
+  bind_sparse<std::complex<float>>(m, "SparseMatrixC64");
+  bind_sparse<std::complex<double>>(m, "SparseMatrixC128");
   bind_array<float>(m, "DistArrayF32");
   bind_array<double>(m, "DistArrayF64");
   bind_array<std::complex<float>>(m, "DistArrayC64");

@@ -1,6 +1,7 @@
 """accrete for Python: asynchronous assembly of distributed matrices
-(ConvergentMatrix) and one-sided distributed arrays (DistArray, Counter)
-over MPI, with numpy arrays in and out and mpi4py alongside.
+(ConvergentMatrix, dense; SparseMatrix, finite-element style) and
+one-sided distributed arrays (DistArray, Counter) over MPI, with numpy
+arrays in and out and mpi4py alongside.
 
     import numpy as np, accrete
     accrete.init()                       # MPI as mpi4py set it up; finalized at exit
@@ -25,7 +26,7 @@ from ._accrete import workload  # noqa: F401  (the hessian benchmark workload)
 
 __all__ = [
     "init", "finalize", "initialized", "rank_me", "rank_n", "barrier", "world_comm",
-    "ConvergentMatrix", "DistArray", "Counter", "Handle", "linalg", "workload", "mpi_flavor", "__version__",
+    "ConvergentMatrix", "SparseMatrix", "DistArray", "Counter", "Handle", "linalg", "workload", "mpi_flavor", "__version__",
 ]
 
 mpi_flavor: str = _accrete.mpi_flavor
@@ -35,6 +36,8 @@ __version__: str = _accrete.__version__
 _MATRIX_TYPES = {np.dtype(np.float32): _accrete.ConvergentMatrixF32, np.dtype(np.float64): _accrete.ConvergentMatrixF64,
                  np.dtype(np.complex64): _accrete.ConvergentMatrixC64,
                  np.dtype(np.complex128): _accrete.ConvergentMatrixC128}
+_SPARSE_TYPES = {np.dtype(np.float32): _accrete.SparseMatrixF32, np.dtype(np.float64): _accrete.SparseMatrixF64,
+                 np.dtype(np.complex64): _accrete.SparseMatrixC64, np.dtype(np.complex128): _accrete.SparseMatrixC128}
 _ARRAY_TYPES = {
     np.dtype(np.float32): _accrete.DistArrayF32,
     np.dtype(np.float64): _accrete.DistArrayF64,
@@ -267,6 +270,124 @@ class ConvergentMatrix:
     def to_numpy(self, root: int = 0) -> Optional[np.ndarray]:
         """Collective: the whole matrix on `root` (None elsewhere). For small matrices."""
         return self._m.to_numpy(root)
+
+
+class SparseMatrix:
+    """A distributed sparse matrix (float32, float64, complex64 or complex128)
+    assembled from asynchronous indexed-slice updates, an element matrix per
+    call (accrete/sparse/sparse_matrix.hpp; docs/semantics.md, "sparse_matrix").
+
+    Collective. Each process owns `local_rows` consecutive rows and
+    `local_cols` "diagonal" columns, in rank order (PETSc's MPIAIJ ownership):
+    rows [row_range[0], row_range[1]). Round 0 (until the first commit)
+    discovers the nonzero pattern; the first commit freezes it, unless
+    growing_pattern=True. Later rounds (reset() or reopen(), updates,
+    commit()) add into its slots; an entry outside a frozen pattern raises.
+
+    reproducible=True: every stored value is the exact sum of its
+    contributions rounded once, the same bits for any P, partition, thread
+    count or arrival order. merge="max"/"min": A = max(A, v) (real dtypes).
+    cache_slots (default True): an own-row update repeated in the next
+    round at the same position of the sequence adds without a search.
+
+    After a commit, this process's rows are two CSR blocks, the layout of
+    PETSc's MatCreateMPIAIJWithSplitArrays: block("diag") (columns local to
+    col_range) and block("offdiag") (columns indexing col_map()). They are
+    views of the matrix's own arrays, valid until the next commit or reset;
+    writing to the values changes the matrix. scipy_block() wraps a block
+    as a scipy.sparse.csr_matrix over the same values, and to_scipy() copies
+    this process's rows out with global columns."""
+
+    def __init__(self, local_rows: int, local_cols: int, dtype=np.float64, strategy: str = "packets",
+                 buffer_cap: int = 64 << 20, reproducible: bool = False, merge: str = "sum",
+                 growing_pattern: bool = False, cache_slots: bool = True):
+        def prepare():
+            cls = _typed(_SPARSE_TYPES, dtype, "SparseMatrix")
+            return cls, (int(local_rows), int(local_cols), str(strategy), int(buffer_cap), bool(reproducible),
+                         str(merge), bool(growing_pattern), bool(cache_slots))
+
+        cls, args = _prepare("SparseMatrix", prepare)
+        self._m = cls(*args)
+        self.dtype = np.dtype(dtype)
+
+    shape = property(lambda self: self._m.shape)
+    #: (first, one past the last) row of this process
+    row_range = property(lambda self: self._m.row_range)
+    #: (first, one past the last) diagonal column of this process
+    col_range = property(lambda self: self._m.col_range)
+    round = property(lambda self: self._m.round)
+    pattern_frozen = property(lambda self: self._m.pattern_frozen)
+    #: stored entries of this process's rows (both blocks)
+    local_nnz = property(lambda self: self._m.local_nnz)
+
+    def update(self, block: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+        """A[rows[i], cols[j]] op= block[i, j], global indices (may repeat).
+        block: C or Fortran order of the matrix's dtype. Releases the GIL, so
+        several threads may update at once. The block may be reused on return."""
+        w = "SparseMatrix.update"
+        self._m.update(_block(block, self.dtype, w), _indices(rows, w, "rows"), _indices(cols, w, "cols"))
+
+    def commit(self) -> None:
+        """Collective: ends the round (every update issued anywhere is applied);
+        lays out or extends the pattern. Raises RuntimeError on every process,
+        naming the entry, if an update fell outside a frozen pattern."""
+        self._m.commit()
+
+    def reopen(self) -> None:
+        """This process is done reading; the next round's contributions may land."""
+        self._m.reopen()
+
+    def reset(self) -> None:
+        """Collective, between rounds: every stored value becomes zero; the pattern stays."""
+        self._m.reset()
+
+    def get(self, i: int, j: int):
+        """The stored A[i, j] of a row of this process (zero outside the pattern)."""
+        return self._m.get(i, j)
+
+    def block(self, which: str = "diag") -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(indptr int64, indices int32, data) of this process's rows in the
+        diagonal columns ("diag", indices local: global - col_range[0]) or the
+        others ("offdiag", indices into col_map()). Zero-copy views, valid
+        until the next commit or reset; indptr and indices are read-only."""
+        if which not in ("diag", "offdiag"):
+            raise ValueError(f"SparseMatrix.block: which = {which!r} is neither 'diag' nor 'offdiag'")
+        return self._m.block(which == "offdiag")
+
+    def col_map(self) -> np.ndarray:
+        """The ascending global columns of the off-diagonal block (a read-only view)."""
+        return self._m.col_map()
+
+    def scipy_block(self, which: str = "diag"):
+        """block(which) as a scipy.sparse.csr_matrix whose data is the
+        matrix's own value array (writes go through; scipy may copy the index
+        arrays to one integer type). Shape: local rows x local diagonal
+        columns, or x len(col_map()). Valid until the next commit or reset."""
+        import scipy.sparse
+
+        indptr, indices, data = self.block(which)
+        ncols = self.col_range[1] - self.col_range[0] if which == "diag" else len(self.col_map())
+        A = scipy.sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, ncols), copy=False)
+        A.has_sorted_indices = True
+        return A
+
+    def to_scipy(self):
+        """A copy of this process's rows as a scipy.sparse.csr_matrix with global
+        columns: shape (local rows, N)."""
+        import scipy.sparse
+
+        dp, dc, dv = self.block("diag")
+        op, oc, ov = self.block("offdiag")
+        nl = len(dp) - 1
+        rows = np.concatenate([np.repeat(np.arange(nl), np.diff(dp)), np.repeat(np.arange(nl), np.diff(op))])
+        cols = np.concatenate([dc.astype(np.int64) + self.col_range[0], self.col_map()[oc]])
+        data = np.concatenate([dv, ov])  # a copy; stored zeros stay entries
+        A = scipy.sparse.coo_matrix((data, (rows, cols)), shape=(nl, self.shape[1])).tocsr()
+        A.sort_indices()
+        return A
+
+    def stats(self) -> dict:
+        return self._m.stats()
 
 
 def _patch(key, shape) -> Tuple[int, int, int, int, bool]:
