@@ -5,6 +5,13 @@
 # would keep the test's objects alive in its traceback while the others
 # destroy theirs, and their collective destructors (and the next test's
 # constructors) would wait for each other forever.
+#
+# Objects caught in reference cycles (a traceback that refers to the frame
+# holding it, say) are freed by Python's cyclic garbage collector, which
+# runs when allocation counts say so: at different moments in different
+# processes, so a collective destructor would wait for the others forever.
+# The collector runs here only after each test, at the same point everywhere.
+import gc
 import sys
 
 from mpi4py import MPI
@@ -12,6 +19,11 @@ from mpi4py import MPI
 import accrete
 
 accrete.init()
+gc.disable()
+
+
+def pytest_runtest_teardown(item, nextitem):
+    gc.collect()
 
 
 def pytest_runtest_logreport(report):
