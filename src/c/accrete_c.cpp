@@ -214,6 +214,25 @@ accrete_status on(H* h, const char* fn, F&& f, accrete_status runtime_code = ACC
       runtime_code);
 }
 
+// update() and get() of a matrix handle (dense or sparse).
+template <class H>
+accrete_status update_on(H* h, const char* fn, const void* block, int64_t ld, const int64_t* rows, int64_t nrows,
+                         const int64_t* cols, int64_t ncols, accrete_layout layout) {
+  return on(h, fn, [&](auto& M) {
+    using T = typename std::remove_reference_t<decltype(M)>::value_type;
+    M.update(static_cast<const T*>(block), ld, index_span(rows, nrows, fn, "rows"), index_span(cols, ncols, fn, "cols"),
+             to_layout(layout, fn));
+  });
+}
+template <class H>
+accrete_status get_on(H* h, const char* fn, int64_t i, int64_t j, void* value) {
+  return on(h, fn, [&](auto& M) {
+    using T = typename std::remove_reference_t<decltype(M)>::value_type;
+    require(value != nullptr, fn, "null output pointer");
+    *static_cast<T*>(value) = M.get(i, j);
+  });
+}
+
 template <class H>
 accrete_status file_op(H* h, const char* fn, const char* path, bool save) {
   return on(
@@ -374,12 +393,7 @@ accrete_status accrete_matrix_free(accrete_matrix* a) { return free_handle(a, "a
 
 accrete_status accrete_matrix_update(accrete_matrix a, const void* block, int64_t ld, const int64_t* rows,
                                      int64_t nrows, const int64_t* cols, int64_t ncols, accrete_layout layout) {
-  static const char* fn = "accrete_matrix_update";
-  return on(a, fn, [&](auto& M) {
-    using T = typename std::remove_reference_t<decltype(M)>::value_type;
-    M.update(static_cast<const T*>(block), ld, index_span(rows, nrows, fn, "rows"), index_span(cols, ncols, fn, "cols"),
-             to_layout(layout, fn));
-  });
+  return update_on(a, "accrete_matrix_update", block, ld, rows, nrows, cols, ncols, layout);
 }
 
 accrete_status accrete_matrix_update_symmetric(accrete_matrix a, const void* block, int64_t ld, const int64_t* ix,
@@ -421,12 +435,7 @@ accrete_status accrete_matrix_local_indices(accrete_matrix a, int64_t* rows, int
 }
 
 accrete_status accrete_matrix_get(accrete_matrix a, int64_t i, int64_t j, void* value) {
-  static const char* fn = "accrete_matrix_get";
-  return on(a, fn, [&](auto& M) {
-    using T = typename std::remove_reference_t<decltype(M)>::value_type;
-    require(value != nullptr, fn, "null output pointer");
-    *static_cast<T*>(value) = M.get(i, j);
-  });
+  return get_on(a, "accrete_matrix_get", i, j, value);
 }
 
 accrete_status accrete_matrix_snapshot_local(accrete_matrix a, void* dst, int64_t count) {
@@ -507,12 +516,7 @@ accrete_status accrete_sparse_ranges(accrete_sparse a, int64_t* m, int64_t* n, i
 
 accrete_status accrete_sparse_update(accrete_sparse a, const void* block, int64_t ld, const int64_t* rows,
                                      int64_t nrows, const int64_t* cols, int64_t ncols, accrete_layout layout) {
-  static const char* fn = "accrete_sparse_update";
-  return on(a, fn, [&](auto& A) {
-    using T = typename std::remove_reference_t<decltype(A)>::value_type;
-    A.update(static_cast<const T*>(block), ld, index_span(rows, nrows, fn, "rows"), index_span(cols, ncols, fn, "cols"),
-             to_layout(layout, fn));
-  });
+  return update_on(a, "accrete_sparse_update", block, ld, rows, nrows, cols, ncols, layout);
 }
 
 accrete_status accrete_sparse_commit(accrete_sparse a) {
@@ -543,12 +547,7 @@ accrete_status accrete_sparse_block(accrete_sparse a, int offdiag, const int64_t
 }
 
 accrete_status accrete_sparse_get(accrete_sparse a, int64_t i, int64_t j, void* value) {
-  static const char* fn = "accrete_sparse_get";
-  return on(a, fn, [&](auto& A) {
-    using T = typename std::remove_reference_t<decltype(A)>::value_type;
-    require(value != nullptr, fn, "null output pointer");
-    *static_cast<T*>(value) = A.get(i, j);
-  });
+  return get_on(a, "accrete_sparse_get", i, j, value);
 }
 
 // ---- dist_array ------------------------------------------------------------------
