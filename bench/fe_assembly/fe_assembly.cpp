@@ -47,6 +47,13 @@
 
 #include <accrete/sparse/petsc.hpp>
 #endif
+#ifdef ACCRETE_BENCH_TPETRA
+#include <Tpetra_Assembly_Helpers.hpp>
+#include <Tpetra_Core.hpp>
+#include <Tpetra_FECrsGraph.hpp>
+#include <Tpetra_FECrsMatrix.hpp>
+#include <Tpetra_Map.hpp>
+#endif
 #ifdef ACCRETE_BENCH_HYPRE
 #include <HYPRE_parcsr_ls.h>
 
@@ -146,6 +153,23 @@ double petsc_checksum(Mat M, std::int64_t r0, std::int64_t r1) {
   for (std::int64_t i = r0; i < r1; ++i)
     for (const auto& [j, v] : petsc_row(M, i)) s += v;
   return s;
+}
+#endif
+
+#ifdef ACCRETE_BENCH_PETSC
+// The own rows as CSR with global columns, copied into a PETSc Mat and solved.
+solve_result petsc_solve_csr(const context& c, const std::vector<std::int64_t>& ptr, const std::vector<std::int64_t>& col,
+                             const std::vector<double>& val) {
+  const std::vector<PetscInt> pi(ptr.begin(), ptr.end()), pj(col.begin(), col.end());
+  Mat M;
+  const PetscInt nl = PetscInt(c.r1 - c.r0);
+  petsc_call(MatCreateMPIAIJWithArrays(PETSC_COMM_WORLD, nl, nl, PETSC_DETERMINE, PETSC_DETERMINE, pi.data(), pj.data(),
+                                       val.data(), &M),
+             "MatCreateMPIAIJWithArrays");
+  solve_result r = petsc_solve(M);
+  r.solver += " (CSR copied in)";
+  MatDestroy(&M);
+  return r;
 }
 #endif
 
@@ -273,18 +297,7 @@ struct mpi_impl : impl {
   }
   double checksum() const override { return std::accumulate(val.begin(), val.end(), 0.0); }
 #ifdef ACCRETE_BENCH_PETSC
-  solve_result solve() override {
-    const std::vector<PetscInt> pi(ptr.begin(), ptr.end()), pj(col.begin(), col.end());
-    Mat M;
-    const PetscInt nl = PetscInt(c.r1 - c.r0);
-    petsc_call(MatCreateMPIAIJWithArrays(PETSC_COMM_WORLD, nl, nl, PETSC_DETERMINE, PETSC_DETERMINE, pi.data(),
-                                         pj.data(), val.data(), &M),
-               "MatCreateMPIAIJWithArrays");
-    solve_result r = petsc_solve(M);
-    r.solver += " (CSR copied in)";
-    MatDestroy(&M);
-    return r;
-  }
+  solve_result solve() override { return petsc_solve_csr(c, ptr, col, val); }
 #endif
 };
 
@@ -478,6 +491,125 @@ struct hypre_ij_impl : impl {
 };
 #endif
 
+#ifdef ACCRETE_BENCH_TPETRA
+// Trilinos Tpetra::FECrsMatrix, its finite-element assembly: each process
+// adds its element matrices into an overlapped matrix (its own rows and the
+// rows its elements share with others), and endAssembly() sends the shared
+// rows to their owners. Round 0 builds the FECrsGraph from the elements
+// (timed, as the other implementations' pattern discovery); later rounds
+// beginAssembly, zero, add, endAssembly. The element connectivity in the
+// overlap map's local numbering is mesh data, computed before the timing.
+struct tpetra_fe_impl : impl {
+  using map_t = Tpetra::Map<>;
+  using GO = map_t::global_ordinal_type;
+  using LO = map_t::local_ordinal_type;
+  using graph_t = Tpetra::FECrsGraph<LO, GO>;
+  using matrix_t = Tpetra::FECrsMatrix<double, LO, GO>;
+  const context& c;
+  Teuchos::RCP<const map_t> owned, overlap;
+  Teuchos::RCP<graph_t> graph;
+  Teuchos::RCP<matrix_t> A;
+  std::vector<GO> grows;  // per element, its rows (global)
+  std::vector<LO> lrows;  // per element, its rows in the overlap map's numbering
+  std::vector<LO> lcols;  // per element, its columns in the matrix's column map (made in round 0)
+  explicit tpetra_fe_impl(const context& cx) : c(cx) { name = "tpetra_fe"; }
+  void setup() override {
+    release();
+    if (!owned.is_null()) return;
+    const int ne = c.m.element_unknowns();
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(ne)), shared;
+    for (std::int64_t e : c.elements) {
+      c.m.element_rows(e, rows.data());
+      for (std::int64_t r : rows)
+        if (r < c.r0 || r >= c.r1) shared.push_back(r);
+    }
+    std::sort(shared.begin(), shared.end());
+    shared.erase(std::unique(shared.begin(), shared.end()), shared.end());
+    std::vector<GO> gids;  // own rows first, as FECrsGraph requires
+    for (std::int64_t r = c.r0; r < c.r1; ++r) gids.push_back(GO(r));
+    for (std::int64_t r : shared) gids.push_back(GO(r));
+    auto comm = Tpetra::getDefaultComm();
+    const auto invalid = Teuchos::OrdinalTraits<Tpetra::global_size_t>::invalid();
+    owned = Teuchos::rcp(new map_t(invalid, Teuchos::ArrayView<const GO>(gids.data(), c.r1 - c.r0), 0, comm));
+    overlap = Teuchos::rcp(new map_t(invalid, Teuchos::ArrayView<const GO>(gids), 0, comm));
+    lrows.clear();
+    grows.clear();
+    for (std::int64_t e : c.elements) {
+      c.m.element_rows(e, rows.data());
+      for (std::int64_t r : rows) grows.push_back(GO(r)), lrows.push_back(overlap->getLocalElement(GO(r)));
+    }
+  }
+  void release() override {
+    A = Teuchos::null;
+    graph = Teuchos::null;
+    lcols.clear();
+  }
+  void run(int round) override {
+    const int ne = c.m.element_unknowns();
+    std::vector<double> K(std::size_t(ne) * ne);
+    if (round == 0) {
+      const std::size_t most = std::size_t(27 * c.m.d);  // a Q1 node's neighbours, d unknowns each
+      graph = Teuchos::rcp(new graph_t(owned, overlap, most));
+      Tpetra::beginAssembly(*graph);
+      const GO* gr = grows.data();
+      for (std::size_t k = 0; k < c.elements.size(); ++k, gr += ne)
+        for (int a = 0; a < ne; ++a) graph->insertGlobalIndices(gr[a], Teuchos::ArrayView<const GO>(gr, ne));
+      Tpetra::endAssembly(*graph);
+      A = Teuchos::rcp(new matrix_t(graph));
+      // The elements' columns in the column map endAssembly made.
+      const auto colmap = A->getColMap();
+      lcols.resize(grows.size());
+      for (std::size_t k = 0; k < grows.size(); ++k) lcols[k] = colmap->getLocalElement(grows[k]);
+    }
+    Tpetra::beginAssembly(*A);
+    if (round > 0) A->setAllToScalar(0.0);
+    const LO* lr = lrows.data();
+    const LO* lc = lcols.data();
+    for (std::int64_t e : c.elements) {
+      fe::element_matrix(c.m, round, e, K.data());
+      for (int a = 0; a < ne; ++a)
+        A->sumIntoLocalValues(lr[a], Teuchos::ArrayView<const LO>(lc, ne),
+                              Teuchos::ArrayView<const double>(K.data() + std::size_t(a) * ne, ne));
+      lr += ne;
+      lc += ne;
+    }
+    Tpetra::endAssembly(*A);
+  }
+  row_values row(std::int64_t i) const override {
+    const std::size_t n = A->getNumEntriesInGlobalRow(GO(i));
+    std::vector<GO> cols(n);
+    std::vector<double> vals(n);
+    std::size_t got = 0;
+    A->getGlobalRowCopy(GO(i), cols, vals, got);
+    row_values out;
+    for (std::size_t k = 0; k < got; ++k) out.push_back({std::int64_t(cols[k]), vals[k]});
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  void csr(std::vector<std::int64_t>& ptr, std::vector<std::int64_t>& col, std::vector<double>& val) const {
+    ptr.assign(1, 0);
+    for (std::int64_t i = c.r0; i < c.r1; ++i) {
+      for (const auto& [j, v] : row(i)) col.push_back(j), val.push_back(v);
+      ptr.push_back(std::int64_t(col.size()));
+    }
+  }
+  double checksum() const override {
+    std::vector<std::int64_t> ptr, col;
+    std::vector<double> val;
+    csr(ptr, col, val);
+    return std::accumulate(val.begin(), val.end(), 0.0);
+  }
+#ifdef ACCRETE_BENCH_PETSC
+  solve_result solve() override {
+    std::vector<std::int64_t> ptr, col;
+    std::vector<double> val;
+    csr(ptr, col, val);
+    return petsc_solve_csr(c, ptr, col, val);
+  }
+#endif
+};
+#endif
+
 struct bound_impl : impl {
   const context& c;
   std::vector<std::int32_t> slot;  // per element entry
@@ -555,6 +687,12 @@ int main(int argc, char** argv) {
 #endif
 #ifdef ACCRETE_BENCH_HYPRE
   HYPRE_Init();
+#endif
+#ifdef ACCRETE_BENCH_TPETRA
+  int targc = 1;  // Kokkos reads no arguments of ours
+  char* targv[] = {argv[0], nullptr};
+  char** tp = targv;
+  Tpetra::ScopeGuard tpetra(&targc, &tp);  // MPI is up already: Tpetra leaves it to us
 #endif
   const int rc = run_bench(argc, argv);
 #ifdef ACCRETE_BENCH_HYPRE
@@ -635,6 +773,9 @@ int run_bench(int argc, char** argv) {
 #endif
 #ifdef ACCRETE_BENCH_HYPRE
   impls.push_back(std::make_unique<hypre_ij_impl>(c));
+#endif
+#ifdef ACCRETE_BENCH_TPETRA
+  impls.push_back(std::make_unique<tpetra_fe_impl>(c));
 #endif
   impls.push_back(std::make_unique<bound_impl>(c));
   std::vector<result> res(impls.size());

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ORDER = ["accrete", "accrete_repro", "mpi_alltoallv", "petsc_setvalues", "petsc_coo", "hypre_ij", "bound"]
+ORDER = ["accrete", "accrete_repro", "mpi_alltoallv", "petsc_setvalues", "petsc_coo", "hypre_ij", "tpetra_fe", "bound"]
 MPI_NAME = {"openmpi": "Open MPI", "mpich": "MPICH"}
 
 
