@@ -2,12 +2,18 @@
 // target. The engine bins, buffers, sends and counts (no direct stores:
 // only the owner knows where an entry lives); this file owns the pattern
 // and the values, and the two kernels the engine calls on the owner:
-//   sparse_apply   one packet: each (row, column) found in the row's sorted
-//                  columns and merged in place; entries not in the pattern
-//                  collected for commit (round 0, or a growing pattern)
+//   sparse_apply   one packet: in round 0 logged whole (rows_from_log lays
+//                  the pattern out from the log at the first commit); later
+//                  each (row, column) found in the row's sorted columns and
+//                  merged in place, entries not in a growing pattern
+//                  collected for commit
 //   sparse_settle  at commit: the reproducible log settled, then the
-//                  collected entries merged into the pattern, which is laid
-//                  out again as the diagonal and off-diagonal CSR blocks.
+//                  pattern laid out (round 0) or the collected entries
+//                  merged into it, as the diagonal and off-diagonal CSR
+//                  blocks.
+// Updates of the caller's own rows skip the engine: logged (round 0) or
+// added through the slot cache (later rounds) in place, under the engine
+// lock (log_in_place, update_in_place).
 #include "accrete/sparse/sparse_matrix.hpp"
 
 #include <algorithm>
@@ -239,22 +245,20 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   // Every slot first: with a frozen pattern a piece holding an entry
   // outside it is dropped whole.
   bool missing = false;
-  {
-    ACCRETE_THREAD_LOCAL sorted_cols sc;
-    sc.assign(v.lcol, std::size_t(v.nc));
-    for (std::int32_t i = 0; i < v.nr; ++i) {
-      const std::int64_t rb = s.row_ptr[std::size_t(v.lrow[i])], re = s.row_ptr[std::size_t(v.lrow[i]) + 1];
-      merge_find(s.pcol.data() + rb, s.pcol.data() + re, sc, [&](std::int32_t j, std::int64_t k) {
-        slot[std::size_t(j) * std::size_t(v.nr) + std::size_t(i)] = k < 0 ? -1 : s.slot(v.lrow[i], k);
-        if (k < 0 && !missing) {
-          missing = true;
-          if (s.frozen() && s.outside.empty())
-            s.outside = "accrete::sparse_matrix: entry (row " + std::to_string(s.r0 + v.lrow[i]) + ", column " +
-                        std::to_string(v.lcol[j]) + ") is not in the frozen pattern (round " +
-                        std::to_string(e.round()) + "); the piece of the update that held it was not applied";
-        }
-      });
-    }
+  ACCRETE_THREAD_LOCAL sorted_cols sc;
+  sc.assign(v.lcol, std::size_t(v.nc));
+  for (std::int32_t i = 0; i < v.nr; ++i) {
+    const std::int64_t rb = s.row_ptr[std::size_t(v.lrow[i])], re = s.row_ptr[std::size_t(v.lrow[i]) + 1];
+    merge_find(s.pcol.data() + rb, s.pcol.data() + re, sc, [&](std::int32_t j, std::int64_t k) {
+      slot[std::size_t(j) * std::size_t(v.nr) + std::size_t(i)] = k < 0 ? -1 : s.slot(v.lrow[i], k);
+      if (k < 0 && !missing) {
+        missing = true;
+        if (s.frozen() && s.outside.empty())
+          s.outside = "accrete::sparse_matrix: entry (row " + std::to_string(s.r0 + v.lrow[i]) + ", column " +
+                      std::to_string(v.lcol[j]) + ") is not in the frozen pattern (round " +
+                      std::to_string(e.round()) + "); the piece of the update that held it was not applied";
+      }
+    });
   }
   if (missing && s.frozen()) return;
   using R = real_t<T>;
@@ -341,8 +345,8 @@ struct layout_writer {
 
 // Round 0's rows from the logged pieces: for each row, the contributions
 // of the pieces holding it, in arrival order, through a sparse accumulator
-// over the columns (`mark`: the last row that saw each column; `at`: its
-// place in the row); then the row's columns sorted. Rows fed by the same
+// over the columns (`mark`: for each column, the last row that saw it and
+// its place in that row); then the row's columns sorted. Rows fed by the same
 // pieces (a node's d unknowns) have the same columns: the previous row's
 // order is reused. With reproducible sums every contribution is added
 // exactly or logged, and each logged entry settled by an exact sum, so the
