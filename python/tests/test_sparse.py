@@ -1,6 +1,7 @@
 """accrete.SparseMatrix under mpiexec -n P: every process builds every
 process's elements, so each checks its own rows exactly against a dense
-reference: the CSR views, the scipy view (writes go through) and copy,
+reference: the CSR views, the scipy view (writes go through) and copies (local_csr, scipy,
+a petsc4py Mat where petsc4py is installed),
 rounds on the frozen pattern, a growing pattern, reproducible sums against
 math.fsum, and errors."""
 import math
@@ -129,6 +130,34 @@ def test_scipy_view_and_copy():
         j = int(D.indices[D.indptr[i]])
         D.data[D.indptr[i]] = 42.0
         assert A.get(R0 + i, c0 + j) == 42.0
+
+
+def test_local_csr_and_petsc4py():
+    A = accrete.SparseMatrix(local_rows_of(ME), local_rows_of(ME))
+    for ix, B in elements(ME):
+        A.update(B, ix, ix)
+    A.commit()
+    ref, touched = reference()
+    indptr, indices, data = A.local_csr()
+    got = np.zeros_like(ref)
+    for i in range(R1 - R0):
+        cols = indices[indptr[i]:indptr[i + 1]]
+        assert np.all(np.diff(cols) > 0)
+        assert np.array_equal(cols, np.nonzero(touched[i])[0])
+        got[i, cols] = data[indptr[i]:indptr[i + 1]]
+    assert np.array_equal(got, ref)
+    pytest.importorskip("petsc4py.PETSc")  # Debian's python3-petsc4py (Open MPI); ./x deps does not install it
+    P4 = A.to_petsc4py()
+    assert P4.getSize() == A.shape and P4.getOwnershipRange() == (R0, R1)
+    for i in range(R0, R1):
+        cols, vals = P4.getRow(i)
+        assert np.array_equal(cols, np.nonzero(touched[i - R0])[0])
+        assert np.array_equal(vals, ref[i - R0, cols])
+    x, y = P4.createVecs()
+    x.set(1.0)
+    P4.mult(x, y)  # the row sums, through PETSc's own communication
+    assert np.array_equal(y.getArray(), ref.sum(axis=1))  # multiples of 1/4: exact in any order
+    P4.destroy()
 
 
 def test_growing_pattern():

@@ -295,8 +295,8 @@ class SparseMatrix:
     col_range) and block("offdiag") (columns indexing col_map()). They are
     views of the matrix's own arrays, valid until the next commit or reset;
     writing to the values changes the matrix. scipy_block() wraps a block
-    as a scipy.sparse.csr_matrix over the same values, and to_scipy() copies
-    this process's rows out with global columns."""
+    as a scipy.sparse.csr_matrix over the same values; local_csr(),
+    to_scipy() and to_petsc4py() copy the rows out with global columns."""
 
     def __init__(self, local_rows: int, local_cols: int, dtype=np.float64, strategy: str = "packets",
                  buffer_cap: int = 64 << 20, reproducible: bool = False, merge: str = "sum",
@@ -371,20 +371,45 @@ class SparseMatrix:
         A.has_sorted_indices = True
         return A
 
-    def to_scipy(self):
-        """A copy of this process's rows as a scipy.sparse.csr_matrix with global
-        columns: shape (local rows, N)."""
-        import scipy.sparse
-
+    def local_csr(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A copy of this process's rows as (indptr int64, indices int64, data)
+        with global columns, ascending in each row (both blocks merged)."""
         dp, dc, dv = self.block("diag")
         op, oc, ov = self.block("offdiag")
         nl = len(dp) - 1
         rows = np.concatenate([np.repeat(np.arange(nl), np.diff(dp)), np.repeat(np.arange(nl), np.diff(op))])
         cols = np.concatenate([dc.astype(np.int64) + self.col_range[0], self.col_map()[oc]])
-        data = np.concatenate([dv, ov])  # a copy; stored zeros stay entries
-        A = scipy.sparse.coo_matrix((data, (rows, cols)), shape=(nl, self.shape[1])).tocsr()
-        A.sort_indices()
-        return A
+        order = np.lexsort((cols, rows))
+        indptr = np.zeros(nl + 1, dtype=np.int64)
+        np.cumsum(np.diff(dp) + np.diff(op), out=indptr[1:])
+        return indptr, cols[order], np.concatenate([dv, ov])[order]
+
+    def to_scipy(self):
+        """A copy of this process's rows as a scipy.sparse.csr_matrix with global
+        columns: shape (local rows, N). Stored zeros stay entries."""
+        import scipy.sparse
+
+        indptr, indices, data = self.local_csr()
+        return scipy.sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, self.shape[1]))
+
+    def to_petsc4py(self):
+        """Collective: the matrix as a petsc4py MPIAIJ Mat (PETSc's row and
+        diagonal-column ownership are this matrix's), its values copied
+        (petsc4py has no constructor over split CSR arrays; in C++,
+        accrete/sparse/petsc.hpp hands the matrix over without a copy). Needs
+        petsc4py built for the same MPI and scalar type."""
+        from petsc4py import PETSc
+
+        if np.dtype(PETSc.ScalarType) != self.dtype:
+            raise TypeError(f"SparseMatrix.to_petsc4py: PETSc's scalar type is {np.dtype(PETSc.ScalarType)}, "
+                            f"this matrix holds {self.dtype}")
+        indptr, indices, data = self.local_csr()
+        it = PETSc.IntType
+        nl, nc = len(indptr) - 1, self.col_range[1] - self.col_range[0]
+        M = PETSc.Mat().createAIJ(size=((nl, self.shape[0]), (nc, self.shape[1])),
+                                  csr=(indptr.astype(it), indices.astype(it), data), comm=world_comm())
+        M.assemble()
+        return M
 
     def stats(self) -> dict:
         return self._m.stats()
