@@ -31,9 +31,26 @@ module accrete
     type(c_ptr) :: h = c_null_ptr
     integer :: dtype = -1
   end type
+  type, public :: accrete_sparse
+    type(c_ptr) :: h = c_null_ptr
+    integer :: dtype = -1
+  end type
   type, public :: accrete_array
     type(c_ptr) :: h = c_null_ptr
     integer :: dtype = -1
+  end type
+  ! What an empty CSR block's pointers point at (C may give no address then).
+  integer(c_int32_t), target, save :: no_col(0)
+  integer(c_int64_t), target, save :: no_map(0)
+  real(c_float), target, save :: no_value_r4(0)
+  real(c_double), target, save :: no_value_r8(0)
+  complex(c_float_complex), target, save :: no_value_c4(0)
+  complex(c_double_complex), target, save :: no_value_c8(0)
+  ! accrete_sparse_options of the C header (the same layout).
+  type, bind(C) :: c_sparse_options
+    integer(c_int) :: strategy
+    integer(c_int64_t) :: buffer_cap, coalesce_bytes, seed
+    integer(c_int) :: reproducible, merge, growing_pattern, cache_slots
   end type
   type, public :: accrete_counter
     type(c_ptr) :: h = c_null_ptr
@@ -46,6 +63,8 @@ module accrete
             accrete_matrix_symmetrize, accrete_matrix_local, accrete_matrix_local_shape, accrete_matrix_get, &
             accrete_matrix_local_indices, accrete_array_local_shape, accrete_array_local_indices, &
             accrete_matrix_descriptor, accrete_matrix_save, accrete_matrix_load
+  public :: accrete_sparse_create, accrete_sparse_free, accrete_sparse_update, accrete_sparse_commit, &
+            accrete_sparse_reopen, accrete_sparse_reset, accrete_sparse_ranges, accrete_sparse_get, accrete_sparse_block
   public :: accrete_array_create_block, accrete_array_create_irregular, accrete_array_create_block_cyclic, &
             accrete_array_create_element_cyclic, accrete_array_free, accrete_array_shape, accrete_array_locate, &
             accrete_array_put, accrete_array_get, accrete_array_acc, accrete_array_flush, accrete_array_sync, &
@@ -113,6 +132,44 @@ module accrete
       integer(c_int64_t), value :: ld, nrows, ncols
       integer(c_int64_t), intent(in) :: rows(*), cols(*)
       integer(c_int), value :: layout
+    end function
+    integer(c_int) function c_sparse_default_options(opts) bind(C, name="accrete_sparse_default_options")
+      import :: c_int, c_sparse_options
+      type(c_sparse_options), intent(out) :: opts
+    end function
+    integer(c_int) function c_sparse_create(out, dtype, local_rows, local_cols, opts) &
+        bind(C, name="accrete_sparse_create")
+      import :: c_int, c_ptr, c_int64_t, c_sparse_options
+      type(c_ptr), intent(out) :: out
+      integer(c_int), value :: dtype
+      integer(c_int64_t), value :: local_rows, local_cols
+      type(c_sparse_options), intent(in) :: opts
+    end function
+    integer(c_int) function c_sparse_update(h, block, ld, rows, nrows, cols, ncols, layout) &
+        bind(C, name="accrete_sparse_update")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: h, block
+      integer(c_int64_t), value :: ld, nrows, ncols
+      integer(c_int64_t), intent(in) :: rows(*), cols(*)
+      integer(c_int), value :: layout
+    end function
+    integer(c_int) function c_sparse_ranges(h, m, n, r0, r1, c0, c1) bind(C, name="accrete_sparse_ranges")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: h
+      integer(c_int64_t), intent(out) :: m, n, r0, r1, c0, c1
+    end function
+    integer(c_int) function c_sparse_get(h, i, j, v) bind(C, name="accrete_sparse_get")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: h, v
+      integer(c_int64_t), value :: i, j
+    end function
+    integer(c_int) function c_sparse_block(h, offdiag, row_ptr, col, value, nnz, col_map, ncols_map) &
+        bind(C, name="accrete_sparse_block")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: h
+      integer(c_int), value :: offdiag
+      type(c_ptr), intent(out) :: row_ptr, col, value, col_map
+      integer(c_int64_t), intent(out) :: nnz, ncols_map
     end function
     integer(c_int) function c_matrix_update_symmetric(h, block, ld, ix, n, layout) &
         bind(C, name="accrete_matrix_update_symmetric")
@@ -234,12 +291,16 @@ module accrete
   procedure(c_handle_fn), bind(C, name="accrete_matrix_reset") :: c_matrix_reset
   procedure(c_handle_fn), bind(C, name="accrete_matrix_fill_lower") :: c_matrix_fill_lower
   procedure(c_handle_fn), bind(C, name="accrete_matrix_symmetrize") :: c_matrix_symmetrize
+  procedure(c_handle_fn), bind(C, name="accrete_sparse_commit") :: c_sparse_commit
+  procedure(c_handle_fn), bind(C, name="accrete_sparse_reopen") :: c_sparse_reopen
+  procedure(c_handle_fn), bind(C, name="accrete_sparse_reset") :: c_sparse_reset
   procedure(c_handle_fn), bind(C, name="accrete_array_flush") :: c_array_flush
   procedure(c_handle_fn), bind(C, name="accrete_array_sync") :: c_array_sync
   procedure(c_handle_fn), bind(C, name="accrete_array_zero") :: c_array_zero
   procedure(c_handle_fn), bind(C, name="accrete_array_release") :: c_array_release
   procedure(c_handle_fn), bind(C, name="accrete_array_release_update") :: c_array_release_update
   procedure(c_free_fn), bind(C, name="accrete_matrix_free") :: c_matrix_free
+  procedure(c_free_fn), bind(C, name="accrete_sparse_free") :: c_sparse_free
   procedure(c_free_fn), bind(C, name="accrete_array_free") :: c_array_free
   procedure(c_free_fn), bind(C, name="accrete_counter_free") :: c_counter_free
   procedure(c_path_fn), bind(C, name="accrete_matrix_save") :: c_matrix_save
@@ -263,6 +324,15 @@ module accrete
   end interface
   interface accrete_matrix_get
     module procedure matrix_get_r4, matrix_get_r8, matrix_get_c4, matrix_get_c8
+  end interface
+  interface accrete_sparse_update
+    module procedure sparse_update_r4, sparse_update_r8, sparse_update_c4, sparse_update_c8
+  end interface
+  interface accrete_sparse_get
+    module procedure sparse_get_r4, sparse_get_r8, sparse_get_c4, sparse_get_c8
+  end interface
+  interface accrete_sparse_block
+    module procedure sparse_block_r4, sparse_block_r8, sparse_block_c4, sparse_block_c8
   end interface
   interface accrete_array_put
     module procedure array_put_r4, array_put_r8, array_put_c4, array_put_c8, array_put_i4, array_put_i8
@@ -365,6 +435,12 @@ contains
   ! Collective: frees the object (then a%h is null).
   FREE_OP(accrete_matrix_free, accrete_matrix, c_matrix_free)
   FREE_OP(accrete_array_free, accrete_array, c_array_free)
+  FREE_OP(accrete_sparse_free, accrete_sparse, c_sparse_free)
+  ! Collective: ends the round (lays the pattern out in round 0); reopen: done
+  ! reading; reset (collective): every value zero, the pattern kept.
+  HANDLE_OP(accrete_sparse_commit, accrete_sparse, c_sparse_commit)
+  HANDLE_OP(accrete_sparse_reopen, accrete_sparse, c_sparse_reopen)
+  HANDLE_OP(accrete_sparse_reset, accrete_sparse, c_sparse_reset)
   ! Collective: ends the round; every update issued before it anywhere is applied.
   HANDLE_OP(accrete_matrix_commit, accrete_matrix, c_matrix_commit)
   ! This process is done reading its committed part.
@@ -433,6 +509,42 @@ contains
     integer(c_int), intent(out) :: desc(9)
     integer, intent(out), optional :: ierr
     call finish(c_matrix_descriptor(a%h, desc), ierr)
+  end subroutine
+
+  ! ---- sparse_matrix ---------------------------------------------------------------------------
+  ! Collective: a sparse matrix of ACCRETE_FLOAT, ACCRETE_DOUBLE or
+  ! ACCRETE_COMPLEX_FLOAT/DOUBLE; this process owns local_rows consecutive rows
+  ! and local_cols diagonal columns, in rank order (PETSc's ownership). Round 0
+  ! discovers the pattern; the first commit freezes it unless growing_pattern.
+  subroutine accrete_sparse_create(a, dtype, local_rows, local_cols, reproducible, growing_pattern, ierr)
+    type(accrete_sparse), intent(out) :: a
+    integer, intent(in) :: dtype
+    integer(c_int64_t), intent(in) :: local_rows, local_cols
+    logical, intent(in), optional :: reproducible, growing_pattern
+    integer, intent(out), optional :: ierr
+    type(c_sparse_options) :: o
+    integer(c_int) :: st
+    a%dtype = dtype
+    st = c_sparse_default_options(o)
+    if (present(reproducible)) o%reproducible = merge(1_c_int, 0_c_int, reproducible)
+    if (present(growing_pattern)) o%growing_pattern = merge(1_c_int, 0_c_int, growing_pattern)
+    if (st == ACCRETE_SUCCESS) st = c_sparse_create(a%h, int(dtype, c_int), local_rows, local_cols, o)
+    call finish(st, ierr)
+  end subroutine
+  ! The global shape (m x n) and this process's rows row_lo..row_hi and
+  ! diagonal columns col_lo..col_hi (1-based, inclusive; hi < lo: none).
+  subroutine accrete_sparse_ranges(a, m, n, row_lo, row_hi, col_lo, col_hi, ierr)
+    type(accrete_sparse), intent(in) :: a
+    integer(c_int64_t), intent(out) :: m, n, row_lo, row_hi, col_lo, col_hi
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: r0, r1, c0, c1
+    integer(c_int) :: st
+    st = c_sparse_ranges(a%h, m, n, r0, r1, c0, c1)
+    row_lo = r0 + 1
+    row_hi = r1
+    col_lo = c0 + 1
+    col_hi = c1
+    call finish(st, ierr)
   end subroutine
 
   ! ---- dist_array ------------------------------------------------------------------------------
