@@ -3,9 +3,13 @@
 if(TARGET accrete_fortran)
   # fortran_api_test: the runtime, convergent_matrix, dist_array, counter;
   # fortran_sparse_test: the sparse matrix.
+  add_library(fortran_test_report OBJECT fortran/test_report.f90)  # report(): the verdict line
+  target_link_libraries(fortran_test_report PUBLIC accrete::accrete_fortran)
+  set_target_properties(fortran_test_report PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fortran_modules)
+  target_include_directories(fortran_test_report PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/fortran_modules)
   foreach(prog fortran_api_test fortran_sparse_test)
     add_executable(${prog} fortran/${prog}.f90)
-    target_link_libraries(${prog} PRIVATE accrete::accrete_fortran)
+    target_link_libraries(${prog} PRIVATE fortran_test_report accrete::accrete_fortran)
     # The tests compare reals exactly on purpose: their values are multiples of 0.25.
     target_compile_options(${prog} PRIVATE -Wno-compare-reals)
     foreach(run 1 2 3 4 3.node1 3.node2 5.node2)

@@ -5,6 +5,7 @@
 program fortran_api_test
   use, intrinsic :: iso_c_binding
   use accrete
+  use test_report
   implicit none
   integer :: me, np, fails, ierr, p
   fails = 0
@@ -22,7 +23,7 @@ program fortran_api_test
 
   call accrete_init(ierr)
   call check(ierr == ACCRETE_ERR_STATE, 'init twice')
-  call report()
+  call report('fortran_api_test', fails)
   call accrete_finalize()
   if (fails /= 0) error stop 1
 
@@ -48,18 +49,6 @@ contains
     if (.not. has_error) print '(a,i0,4a)', 'got ierr = ', ierr, ', message: ', msg, '; wanted: ', text
   end function
 
-  ! Every rank's failure count summed on rank 0 through a counter (no MPI here).
-  subroutine report()
-    type(accrete_counter) :: c
-    integer(c_int64_t) :: old, total
-    call accrete_counter_create(c)
-    old = accrete_counter_fetch_add(c, int(fails, c_int64_t))
-    call accrete_barrier()
-    total = accrete_counter_fetch_add(c, 0_c_int64_t)
-    if (me == 0) write (*, '(a,i0,a,i0,a)') 'fortran_api_test: ', total, ' failure(s) on ', np, ' process(es)'
-    if (total /= 0 .and. fails == 0) fails = 1   ! every rank exits non-zero
-    call accrete_counter_free(c)
-  end subroutine
 
   real(c_double) function val(i, j)
     integer(c_int64_t), intent(in) :: i, j

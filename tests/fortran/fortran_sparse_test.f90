@@ -6,6 +6,7 @@
 program fortran_sparse_test
   use, intrinsic :: iso_c_binding
   use accrete
+  use test_report
   implicit none
   integer :: me, np, failures, ierr, round, p
   integer(c_int64_t) :: n, mine, e, i, k, j, m, nn, row_lo, row_hi, col_lo, col_hi
@@ -104,24 +105,12 @@ program fortran_sparse_test
   end if
   call accrete_sparse_free(g)
 
-  call report()
+  call report('fortran_sparse_test', failures)
   call accrete_finalize()
   if (failures /= 0) error stop 1
 
 contains
 
-  ! Every rank's failure count summed on rank 0 through a counter (no MPI here).
-  subroutine report()
-    type(accrete_counter) :: c
-    integer(c_int64_t) :: old, total
-    call accrete_counter_create(c)
-    old = accrete_counter_fetch_add(c, int(failures, c_int64_t))
-    call accrete_barrier()
-    total = accrete_counter_fetch_add(c, 0_c_int64_t)
-    if (me == 0) write (*, '(a,i0,a,i0,a)') 'fortran_sparse_test: ', total, ' failure(s) on ', np, ' process(es)'
-    if (total /= 0 .and. failures == 0) failures = 1   ! every rank exits non-zero
-    call accrete_counter_free(c)
-  end subroutine
 
   integer(c_int64_t) function rows_of(q)
     integer, intent(in) :: q
