@@ -394,6 +394,40 @@ TEST(SparseMatrix, GrowingPattern) {
   expect_rows(A, ref);
 }
 
+// A matrix far wider than its entries (5 million columns per process, a
+// few dozen entries): round 0 lays the pattern out over the pieces' own
+// columns, renumbered, instead of a table per global column, and the
+// off-diagonal map is searched; rows, columns and values exact, two rounds.
+TEST(SparseMatrix, WideMatrixWithFewEntries) {
+  const int np = rank_n();
+  sparse_matrix<double> A(3, 5'000'000);
+  const std::int64_t m = A.rows(), n = A.cols();
+  auto update = [&](int p, int u, int round, auto&& f) {
+    const std::int64_t rows[2] = {(p * 7 + u * 3) % m, (p + 2 * u + 1) % m};
+    const std::int64_t cols[3] = {(std::int64_t(p) * 1'000'003 + u * 999'983) % n, (p * 17 + u * 31) % n, n - 1 - u};
+    double block[6];
+    for (int k = 0; k < 6; ++k) block[k] = 0.25 * ((p + 3 * u + k) % 7 + 1) * (round + 1);
+    f(rows, cols, block);
+  };
+  for (int round = 0; round < 2; ++round) {
+    if (round > 0) A.reset();
+    for (int u = 0; u < 6; ++u)
+      update(rank_me(), u, round, [&](const std::int64_t* r, const std::int64_t* c, const double* b) {
+        A.update(b, 2, std::span<const std::int64_t>(r, 2), std::span<const std::int64_t>(c, 3));
+      });
+    A.commit();
+    reference<double> ref;
+    for (int p = 0; p < np; ++p)
+      for (int u = 0; u < 6; ++u)
+        update(p, u, round, [&](const std::int64_t* r, const std::int64_t* c, const double* b) {
+          for (int i = 0; i < 2; ++i)
+            if (r[i] >= A.row_begin() && r[i] < A.row_end())
+              for (int j = 0; j < 3; ++j) ref[{r[i], c[j]}] += b[i + 2 * j];
+        });
+    expect_rows(A, ref);
+  }
+}
+
 // Reproducible sums: values that round, added in whatever order the
 // packets arrive; every entry must be the exact sum rounded once (which is
 // unique, so the bits are the same for every P, partition and order).

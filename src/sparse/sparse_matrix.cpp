@@ -283,6 +283,13 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   if (!spilled.empty()) e.log_spills(spilled);
 }
 
+// Whether a table with one entry per global column is affordable next to
+// `items` entries of data: tables indexed by column are the fast path, but a
+// process of a wide matrix (N in the billions) must not hold O(N) memory.
+inline bool column_table_fits(std::int64_t n, std::size_t items) {
+  return n <= std::max<std::int64_t>(std::int64_t(1) << 22, 4 * std::int64_t(items));
+}
+
 // Lays the pattern out, row by row, each row's columns ascending: the full
 // rows (for lookups) and the diagonal and off-diagonal blocks with their
 // values. `most` bounds the entries (capacity reserved, not touched).
@@ -326,10 +333,15 @@ struct layout_writer {
     std::vector<std::int64_t> offcols = ocol;
     std::sort(offcols.begin(), offcols.end());
     offcols.erase(std::unique(offcols.begin(), offcols.end()), offcols.end());
-    std::vector<std::int32_t> compressed(offcols.empty() ? 0 : std::size_t(s.n));  // global column -> col_map place
-    for (std::size_t k = 0; k < offcols.size(); ++k) compressed[std::size_t(offcols[k])] = std::int32_t(k);
     s.o_col.resize(ocol.size());
-    for (std::size_t k = 0; k < ocol.size(); ++k) s.o_col[k] = compressed[std::size_t(ocol[k])];
+    if (column_table_fits(s.n, ocol.size())) {
+      std::vector<std::int32_t> place(offcols.empty() ? 0 : std::size_t(s.n));  // global column -> col_map place
+      for (std::size_t k = 0; k < offcols.size(); ++k) place[std::size_t(offcols[k])] = std::int32_t(k);
+      for (std::size_t k = 0; k < ocol.size(); ++k) s.o_col[k] = place[std::size_t(ocol[k])];
+    } else {
+      for (std::size_t k = 0; k < ocol.size(); ++k)
+        s.o_col[k] = std::int32_t(std::lower_bound(offcols.begin(), offcols.end(), ocol[k]) - offcols.begin());
+    }
     s.nnz_d = std::int64_t(dval.size());
     dval.insert(dval.end(), oval.begin(), oval.end());
     s.values = std::move(dval);
@@ -383,7 +395,22 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   struct seen {
     std::int32_t row, place;
   };
-  std::vector<seen> mark(std::size_t(s.n), seen{-1, 0});
+  // The columns the accumulator indexes: global ones, or, for a matrix too
+  // wide for a table per global column, the pieces' distinct columns (the
+  // logged column lists renumbered in place; the order is kept).
+  std::vector<std::int32_t> distinct;
+  const bool renumbered = !column_table_fits(s.n, log.contributions);
+  if (renumbered) {
+    for (const auto& p : log.pieces) distinct.insert(distinct.end(), p.cols, p.cols + p.nc);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (const auto& p : log.pieces) {
+      auto* cols = const_cast<std::int32_t*>(p.cols);  // the log's own copy
+      for (std::int32_t j = 0; j < p.nc; ++j)
+        cols[j] = std::int32_t(std::lower_bound(distinct.begin(), distinct.end(), cols[j]) - distinct.begin());
+    }
+  }
+  std::vector<seen> mark(renumbered ? distinct.size() : std::size_t(s.n), seen{-1, 0});
   std::vector<std::int32_t> ucol;  // the row's columns, first seen first
   std::vector<T> uval;
   std::vector<std::uint64_t> order;  // (column, place in ucol), sorted
@@ -463,7 +490,7 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     }
     for (std::uint64_t o : order) {
       const std::size_t k = std::size_t(o & 0xffffffffu);
-      lay.push(ucol[k], uval[k]);
+      lay.push(renumbered ? distinct[std::size_t(ucol[k])] : ucol[k], uval[k]);
     }
     lay.end_row();
     // Recorded places: first-seen order -> the sorted row's.
