@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "accrete/collectives.hpp"
@@ -138,35 +139,36 @@ struct sparse_state {
       used += bytes;
       return p;
     }
-    void add(const packet_view& v) {
-      const std::size_t nr = std::size_t(v.nr), nc = std::size_t(v.nc);
+    // Space for an nr x nc piece: its values (row-major) and then its nr rows
+    // and nc columns, recorded as the next piece.
+    std::pair<T*, std::int32_t*> next_piece(std::size_t nr, std::size_t nc, std::int64_t slot_at) {
       std::byte* p = take(nr * nc * sizeof(T) + (nr + nc) * sizeof(std::int32_t));
       T* vals = reinterpret_cast<T*>(p);
       auto* rows = reinterpret_cast<std::int32_t*>(p + nr * nc * sizeof(T));
+      pieces.push_back({rows, rows + nr, vals, std::int32_t(nr), std::int32_t(nc), slot_at});
+      contributions += nr * nc;
+      return {vals, rows};
+    }
+    void add(const packet_view& v) {
+      const std::size_t nr = std::size_t(v.nr), nc = std::size_t(v.nc);
+      const auto [vals, rows] = next_piece(nr, nc, -1);
       std::memcpy(rows, v.lrow, nr * sizeof(std::int32_t));
       std::memcpy(rows + nr, v.lcol, nc * sizeof(std::int32_t));
       const T* src = reinterpret_cast<const T*>(v.values);  // column-major
       for (std::size_t i = 0; i < nr; ++i)
         for (std::size_t j = 0; j < nc; ++j) vals[i * nc + j] = src[j * nr + i];
-      pieces.push_back({rows, rows + nr, vals, v.nr, v.nc, -1});
-      contributions += nr * nc;
     }
     // An update of own rows, from the caller's block (element (i, j) at
     // block[i * rs + j * cs]).
     void add(const T* block, std::int64_t rs, std::int64_t cs, std::span<const std::int64_t> grows,
              std::span<const std::int64_t> gcols, std::int64_t r0, std::int64_t slot_at) {
       const std::size_t nr = grows.size(), nc = gcols.size();
-      std::byte* p = take(nr * nc * sizeof(T) + (nr + nc) * sizeof(std::int32_t));
-      T* vals = reinterpret_cast<T*>(p);
-      auto* rows = reinterpret_cast<std::int32_t*>(p + nr * nc * sizeof(T));
+      const auto [vals, rows] = next_piece(nr, nc, slot_at);
       for (std::size_t i = 0; i < nr; ++i) rows[i] = std::int32_t(grows[i] - r0);
       for (std::size_t j = 0; j < nc; ++j) rows[nr + j] = std::int32_t(gcols[j]);
       for (std::size_t i = 0; i < nr; ++i)
         for (std::size_t j = 0; j < nc; ++j) vals[i * nc + j] = block[std::int64_t(i) * rs + std::int64_t(j) * cs];
-      pieces.push_back({rows, rows + nr, vals, std::int32_t(nr), std::int32_t(nc), slot_at});
-      contributions += nr * nc;
     }
-    bool empty() const noexcept { return pieces.empty(); }
     void clear() {
       std::vector<piece>().swap(pieces);
       std::vector<std::unique_ptr<std::byte[]>>().swap(chunks);
