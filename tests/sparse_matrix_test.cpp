@@ -77,9 +77,6 @@ std::vector<T> block_of(const element& el, int e, int round) {
   return b;
 }
 
-// Rank p's `v`, on every process.
-int exchange_value(int v, int p) { return broadcast(v, p).wait(); }
-
 template <class T>
 using reference = std::map<std::pair<std::int64_t, std::int64_t>, T>;
 
@@ -343,36 +340,89 @@ TEST(SparseMatrix, NewEntryInAFrozenPatternThrowsAtTheOrigin) {
   expect_rows(A, serial<double>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {0}));
 }
 
-// A row the origin cannot see (another process's, not updated by the
-// origin in round 0) is checked by its owner: the piece is dropped and the
-// commit throws on every process naming the entry.
-TEST(SparseMatrix, NewEntryInAnUnseenRowFailsTheCommitEverywhere) {
+// Rows of other processes that process q did not update in round 0 (in
+// which only process 0 updated, every element) but the pattern holds: up
+// to three entries (row, column) for q, the same picks on every process.
+std::vector<std::pair<std::int64_t, std::int64_t>> unseen_entries(int q, std::int64_t m, std::int64_t n,
+                                                                  std::int64_t q0, std::int64_t q1) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  if (q == 0) return out;
+  for (const auto& [ij, v] : serial<double>(m, n, 0, m, {0})) {
+    (void)v;
+    const std::int64_t r = ij.first;
+    if ((r < q0 || r >= q1) && (out.empty() || out.back().first != r) && out.size() < 3) out.push_back(ij);
+  }
+  return out;
+}
+
+// A row of another process that the origin did not update in round 0 is
+// asked of its owner at the first update after the freeze: entries in the
+// pattern are added, an entry outside it throws from update, and nothing of
+// that update is applied (not even its rows the pattern holds).
+TEST(SparseMatrix, RowsFirstUpdatedAfterTheFreezeAreCheckedAtTheOrigin) {
+  sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()));
+  if (rank_me() == 0)
+    for (int e = 0; e < kElements; ++e) {
+      const element el = make_element(e, A.rows(), A.cols());
+      const auto b = block_of<double>(el, e, 0);
+      A.update(b.data(), std::int64_t(el.rows.size()), el.rows, el.cols);
+    }
+  A.commit();
+  A.reopen();
+  const int np = rank_n(), me = rank_me();
+  const std::int64_t last = A.rows() - 1;  // a row nobody updated in round 0
+  const auto mine = unseen_entries(me, A.rows(), A.cols(), A.row_begin(), A.row_end());
+  if (!mine.empty() && (last < A.row_begin() || last >= A.row_end())) {
+    const std::int64_t rows[2] = {mine[0].first, last}, cols[1] = {mine[0].second};
+    const double b[2] = {1.0, 1.0};
+    try {
+      A.update(b, 2, rows, cols);
+      ADD_FAILURE() << "update accepted an entry outside the frozen pattern";
+    } catch (const error& e) {
+      EXPECT_NE(std::string(e.what()).find("entry (row " + std::to_string(last) + ", column " +
+                                           std::to_string(mine[0].second) + ") at block position (1, 0)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // Twice, by two threads at once: both may ask, or one finds the rows
+  // known.
+  auto twice = [&] {
+    for (const auto& [r, c] : mine) {
+      const std::int64_t rows[1] = {r}, cols[1] = {c};
+      const double b[1] = {0.5};
+      A.update(b, 1, rows, cols);
+    }
+  };
+  std::thread other(twice);
+  twice();
+  other.join();
+  A.commit();  // no error anywhere: the rejected update sent nothing
+  auto ref = serial<double>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {0});
+  std::int64_t starts[2] = {0, 0};
+  for (int q = 0; q < np; ++q) {
+    starts[1] = starts[0] + my_rows(q);
+    for (const auto& [r, c] : unseen_entries(q, A.rows(), A.cols(), starts[0], starts[1]))
+      if (r >= A.row_begin() && r < A.row_end()) ref[{r, c}] += 1.0;
+    starts[0] = starts[1];
+  }
+  expect_rows(A, ref);
+}
+
+// An update rejected at the origin (a row nobody updated in round 0, so
+// empty on every process) leaves the round clean: the commit succeeds
+// everywhere, and reset() starts over on the same pattern.
+TEST(SparseMatrix, ResetAfterARejectedUpdateKeepsThePattern) {
   sparse_matrix<double> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()));
   assemble(A, 0);
   A.commit();
   A.reopen();
   const std::int64_t last = A.rows() - 1;
-  const bool mine = last >= A.row_begin() && last < A.row_end();
-  // The lowest rank that does not own the row sends the bad entry.
-  int sender = -1;
-  for (int p = 0; p < rank_n() && sender < 0; ++p)
-    if (exchange_value(int(mine), p) == 0) sender = p;
-  if (sender < 0) GTEST_SKIP() << "one process owns every row";
-  if (rank_me() == sender) {
-    const std::int64_t rows[1] = {last}, cols[1] = {0};
-    const double b[1] = {1.0};
-    A.update(b, 1, rows, cols);
-  }
-  try {
-    A.commit();
-    ADD_FAILURE() << "commit accepted an entry outside the frozen pattern";
-  } catch (const error& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("entry (row " + std::to_string(last) + ", column 0) is not in the frozen pattern"),
-              std::string::npos)
-        << msg;
-  }
-  // reset() starts over on the same pattern.
+  const std::int64_t rows[1] = {last}, cols[1] = {0};
+  const double b[1] = {1.0};
+  EXPECT_THROW(A.update(b, 1, rows, cols), error);
+  A.commit();
+  expect_rows(A, serial<double>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {0}));
   A.reset();
   assemble(A, 2);
   A.commit();

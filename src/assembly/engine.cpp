@@ -155,15 +155,19 @@ void assembly_engine::on_message(int source, std::span<const std::byte> payload)
   if (payload.size() < sizeof hdr)
     throw error("accrete::assembly: truncated message from rank " + std::to_string(source));
   std::memcpy(hdr, payload.data(), sizeof hdr);
-  auto it = registry().find(hdr[0]);
+  by_id(hdr[0], source).receive(source, hdr[1], payload.subspan(sizeof hdr));
+}
+
+assembly_engine& assembly_engine::by_id(std::uint32_t id, int source) {
+  auto it = registry().find(id);
   if (it == registry().end())
     throw error("accrete::assembly: message from rank " + std::to_string(source) + " for unknown matrix id " +
-                std::to_string(hdr[0]));
+                std::to_string(id));
   assembly_engine& m = *it->second;
   if (m.alive_ != alive_magic)
-    throw error(std::string(m.shape_.name) + ": update from rank " + std::to_string(source) +
+    throw error(std::string(m.shape_.name) + ": message from rank " + std::to_string(source) +
                 " arrived after the matrix was destroyed (updates after the last commit?)");
-  m.receive(source, hdr[1], payload.subspan(sizeof hdr));
+  return m;
 }
 
 void assembly_engine::receive(int source, std::uint32_t round, std::span<const std::byte> packets) {

@@ -17,11 +17,13 @@
 #include "accrete/sparse/sparse_matrix.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <complex>
 #include <cstring>
 #include <stdexcept>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -175,14 +177,18 @@ struct sparse_state {
       used = cap = contributions = 0;
     }
   } log;
-  std::string outside;  // the first entry that fell outside a frozen pattern
+  // The first entry that fell outside a frozen pattern at its owner: a
+  // guard only, since the origin checks every entry before sending.
+  std::string outside;
   // Frozen patterns are checked at the origin, before anything is applied,
-  // for the rows it can see: its own, and the other processes' rows it
-  // updated in round 0 (`touched`), whose columns their owners send at the
-  // first commit (`ghost`). Other rows are checked by their owner.
+  // against its own rows and copies of other processes' rows (`ghost`):
+  // those it updated in round 0 (`touched`) arrive from their owners at the
+  // first commit (fetch_ghosts); a row first updated later is asked of its
+  // owner then, by message (learn_rows), and kept.
   std::vector<std::int64_t> starts;  // row ranges (parts + 1)
   std::mutex touched_lock;
   std::vector<std::int64_t> touched;
+  std::shared_mutex ghost_lock;  // updating threads read ghost; learn_rows adds
   std::unordered_map<std::int64_t, std::vector<std::int32_t>> ghost;
   bool ghosts_known = false;
   // The slot cache (sparse_matrix_options::cache_slots): one round's
@@ -621,12 +627,152 @@ void sparse_clear(assembly_engine& e) {
 
 }  // namespace
 
-// Throws accrete::error naming the first entry of an update that a frozen
-// pattern does not hold, among the rows this process knows the pattern of.
+// ---- other processes' rows of a frozen pattern -----------------------------------
+
+// The columns of own rows `rows`, for the process that asked: per row its
+// count, then its columns.
+template <class T, class Rows>
+void append_rows(const sparse_state<T>& s, const Rows& rows, std::vector<std::int32_t>& out) {
+  for (std::int64_t r : rows) {
+    const std::int64_t lr = r - s.r0, b = s.row_ptr[std::size_t(lr)], e = s.row_ptr[std::size_t(lr) + 1];
+    out.push_back(std::int32_t(e - b));
+    out.insert(out.end(), s.pcol.begin() + b, s.pcol.begin() + e);
+  }
+}
+
+// The other side: keeps `rows` (as append_rows wrote them at `in`) in
+// `ghost`; returns the end of what it read.
+template <class T, class Rows>
+const std::int32_t* keep_rows(sparse_state<T>& s, const Rows& rows, const std::int32_t* in) {
+  for (std::int64_t r : rows) {
+    const std::int32_t n = *in++;
+    s.ghost[r].assign(in, in + n);
+    in += n;
+  }
+  return in;
+}
+
+// A question about rows of a frozen pattern, on the asking thread's stack
+// until the answer is in.
+struct rows_asked {
+  std::atomic<bool> done{false};
+  std::vector<std::int32_t> answer;
+};
+
+// Message layout: a question is (engine id, the asker's rows_asked, rows);
+// an answer is (the asker's rows_asked, append_rows of those rows).
+struct question_head {
+  std::uint32_t id, pad;
+  std::uint64_t asker;
+};
+
+void take_answer(int, std::span<const std::byte> p) {
+  std::uint64_t asker;
+  std::memcpy(&asker, p.data(), sizeof asker);
+  auto* q = reinterpret_cast<rows_asked*>(std::uintptr_t(asker));
+  q->answer.resize((p.size() - sizeof asker) / sizeof(std::int32_t));
+  std::memcpy(q->answer.data(), p.data() + sizeof asker, q->answer.size() * sizeof(std::int32_t));
+  q->done.store(true, std::memory_order_release);
+}
+
+// Runs in internal progress (the owner may be inside a commit, waiting for
+// the asker): the frozen pattern it reads never changes again, and every
+// process laid it out before any could ask (the freezing commit ends with
+// fetch_ghosts, a collective).
 template <class T>
-void check_pattern(const sparse_state<T>& s, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols) {
+void answer_question(int source, std::span<const std::byte> p) {
+  question_head h;
+  std::memcpy(&h, p.data(), sizeof h);
+  const auto& s = *static_cast<const sparse_state<T>*>(assembly_engine::by_id(h.id, source).shape().context);
+  std::vector<std::int64_t> rows((p.size() - sizeof h) / sizeof(std::int64_t));
+  std::memcpy(rows.data(), p.data() + sizeof h, rows.size() * sizeof(std::int64_t));
+  std::vector<std::int32_t> cols;
+  append_rows(s, rows, cols);
+  std::vector<std::byte> msg = message_buffer();
+  const auto* a = reinterpret_cast<const std::byte*>(&h.asker);
+  msg.insert(msg.end(), a, a + sizeof h.asker);
+  const auto* c = reinterpret_cast<const std::byte*>(cols.data());
+  msg.insert(msg.end(), c, c + cols.size() * sizeof(std::int32_t));
+  am_send_owned(source, &take_answer, std::move(msg));
+}
+
+template <class T>
+void register_questions() {
+  static const bool once = [] {
+    am_register(&answer_question<T>, true);
+    am_register(&take_answer, true);
+    return true;
+  }();
+  (void)once;
+}
+
+// Other processes' rows `rows` (sorted, unique, none known yet) asked of
+// their owners, one message each, and kept in `ghost`. Makes progress
+// while it waits, so that the owners, and whoever asks this process, go on.
+template <class T>
+void learn_rows(sparse_state<T>& s, std::span<const std::int64_t> rows) {
+  const int np = int(s.starts.size()) - 1;
+  std::vector<rows_asked> asked(static_cast<std::size_t>(np));
+  std::vector<std::size_t> first(std::size_t(np) + 1, rows.size());
+  for (std::size_t k = rows.size(); k-- > 0;) {
+    const int p = int(std::upper_bound(s.starts.begin(), s.starts.end(), rows[k]) - s.starts.begin()) - 1;
+    first[std::size_t(p)] = k;
+  }
+  for (int p = np; p-- > 0;) first[std::size_t(p)] = std::min(first[std::size_t(p)], first[std::size_t(p) + 1]);
+  // The engine lock serialises backend calls between updating threads.
+  std::recursive_mutex& lock = s.engine->lock();
+  const std::uint32_t id = s.engine->id();
+  std::unique_lock held(lock);
+  for (int p = 0; p < np; ++p) {
+    const std::size_t b = first[std::size_t(p)], e = first[std::size_t(p) + 1];
+    if (b == e) {
+      asked[std::size_t(p)].done.store(true, std::memory_order_relaxed);
+      continue;
+    }
+    const question_head h{id, 0, std::uint64_t(reinterpret_cast<std::uintptr_t>(&asked[std::size_t(p)]))};
+    std::vector<std::byte> msg = message_buffer();
+    const auto* hb = reinterpret_cast<const std::byte*>(&h);
+    msg.insert(msg.end(), hb, hb + sizeof h);
+    const auto* rb = reinterpret_cast<const std::byte*>(rows.data() + b);
+    msg.insert(msg.end(), rb, rb + (e - b) * sizeof(std::int64_t));
+    am_send_owned(p, &answer_question<T>, std::move(msg));
+  }
+  held.unlock();
+  unsigned spins = 0;
+  for (int p = 0; p < np; ++p)
+    while (!asked[std::size_t(p)].done.load(std::memory_order_acquire)) {
+      held.lock();
+      poll();
+      held.unlock();
+      if (!asked[std::size_t(p)].done.load(std::memory_order_acquire)) idle_backoff(spins);
+    }
+  std::unique_lock g(s.ghost_lock);
+  for (int p = 0; p < np; ++p) {
+    const std::size_t b = first[std::size_t(p)], e = first[std::size_t(p) + 1];
+    keep_rows(s, rows.subspan(b, e - b), asked[std::size_t(p)].answer.data());
+  }
+}
+
+// Throws accrete::error naming the first entry of an update that a frozen
+// pattern does not hold (of this process's rows, or another's, asked of its
+// owner the first time this process updates it).
+template <class T>
+void check_pattern(sparse_state<T>& s, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols) {
+  ACCRETE_THREAD_LOCAL std::vector<std::int64_t> unknown;
+  unknown.clear();
+  {
+    std::shared_lock g(s.ghost_lock);
+    for (std::int64_t r : rows)
+      if ((r < s.r0 || r >= s.r1) && !s.ghost.count(r)) unknown.push_back(r);
+  }
+  if (!unknown.empty()) {
+    std::sort(unknown.begin(), unknown.end());
+    unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
+    learn_rows(s, unknown);
+  }
   ACCRETE_THREAD_LOCAL sorted_cols sc;
   sc.assign(cols.data(), cols.size());
+  std::shared_lock g(s.ghost_lock);  // map nodes stay put as rows are added
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::int64_t r = rows[i];
     const std::int32_t* b = nullptr;
@@ -634,11 +780,10 @@ void check_pattern(const sparse_state<T>& s, std::span<const std::int64_t> rows,
     if (r >= s.r0 && r < s.r1) {
       b = s.pcol.data() + s.row_ptr[std::size_t(r - s.r0)];
       e = s.pcol.data() + s.row_ptr[std::size_t(r - s.r0) + 1];
-    } else if (auto it = s.ghost.find(r); it != s.ghost.end()) {
-      b = it->second.data();
-      e = b + it->second.size();
     } else {
-      continue;  // its owner checks
+      const auto& g_cols = s.ghost.at(r);
+      b = g_cols.data();
+      e = b + g_cols.size();
     }
     std::int64_t bad = -1;
     merge_find(b, e, sc, [&](std::int32_t j, std::int64_t k) {
@@ -813,24 +958,15 @@ void fetch_ghosts(sparse_state<T>& s) {
   std::vector<std::size_t> qcount(np, 0), qdisp(np, 0), acount, adisp;
   for (int p = 0; p < np; ++p) {
     qdisp[p] = reply.size() * sizeof(std::int32_t);
-    for (std::size_t k = 0; k < rcount[p] / sizeof(std::int64_t); ++k) {
-      std::int64_t r;
-      std::memcpy(&r, asked.data() + rdisp[p] + k * sizeof r, sizeof r);
-      const std::int64_t lr = r - s.r0, b = s.row_ptr[std::size_t(lr)], e = s.row_ptr[std::size_t(lr) + 1];
-      reply.push_back(std::int32_t(e - b));
-      reply.insert(reply.end(), s.pcol.begin() + b, s.pcol.begin() + e);
-    }
+    std::vector<std::int64_t> rows(rcount[p] / sizeof(std::int64_t));
+    if (!rows.empty()) std::memcpy(rows.data(), asked.data() + rdisp[p], rcount[p]);
+    append_rows(s, rows, reply);
     qcount[p] = reply.size() * sizeof(std::int32_t) - qdisp[p];
   }
   auto got = alltoallv_bytes(reinterpret_cast<const std::byte*>(reply.data()), qcount, qdisp, acount, adisp, wait);
   collective_end(ticket);
-  const auto* in = reinterpret_cast<const std::int32_t*>(got.data());
-  std::size_t at = 0;
-  for (std::int64_t r : t) {  // owners answered in the order asked, owners ascending
-    const std::int32_t n = in[at++];
-    s.ghost[r].assign(in + at, in + at + n);
-    at += std::size_t(n);
-  }
+  // Owners answered in the order asked, owners ascending.
+  keep_rows(s, t, reinterpret_cast<const std::int32_t*>(got.data()));
   t.clear();
   t.shrink_to_fit();
   s.ghosts_known = true;
@@ -919,6 +1055,7 @@ sparse_matrix<T>::sparse_matrix(std::int64_t local_rows, std::int64_t local_cols
   sh.merge = opt.merge;
   sh.element_storage = false;
   sh.context = &s;
+  detail::register_questions<T>();
   s.engine = std::make_unique<detail::assembly_engine>(sh, &detail::sparse_apply<T>, &detail::sparse_settle<T>,
                                                        &detail::sparse_clear<T>);
 }

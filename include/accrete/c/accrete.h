@@ -230,14 +230,13 @@ accrete_status accrete_sparse_ranges(accrete_sparse a, int64_t* m, int64_t* n, i
                                      int64_t* col_begin, int64_t* col_end);
 /** A[rows[i], cols[j]] op= block(i, j), as accrete_matrix_update; indices
  * may repeat. Invalid input changes nothing. With a frozen pattern, an
- * entry outside it in a row this process can check returns
- * ACCRETE_ERR_STATE naming it, with nothing of the update applied; other
- * rows' owners report it at the commit. */
+ * entry outside it returns ACCRETE_ERR_STATE naming it, with nothing of
+ * the update applied (the rows of other processes are checked against
+ * their owners' patterns). */
 accrete_status accrete_sparse_update(accrete_sparse a, const void* block, int64_t ld, const int64_t* rows,
                                      int64_t nrows, const int64_t* cols, int64_t ncols, accrete_layout layout);
 /** Collective: ends the round (every update issued anywhere before it is
- * applied) and lays out or extends the pattern. ACCRETE_ERR_STATE on every
- * process, naming the entry, if an update fell outside a frozen pattern. */
+ * applied) and lays out or extends the pattern. */
 accrete_status accrete_sparse_commit(accrete_sparse a);
 /** This process is done reading its committed rows. */
 accrete_status accrete_sparse_reopen(accrete_sparse a);

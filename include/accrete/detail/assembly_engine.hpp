@@ -144,6 +144,10 @@ class assembly_engine {
   bool usable() const noexcept;
   /// Same on every process: engines are numbered in construction order.
   std::uint32_t id() const noexcept { return id_; }
+  /// The live engine with this id (ids are the same on every process), for
+  /// a message from `source`; throws naming both when there is none. Call
+  /// under lock().
+  static assembly_engine& by_id(std::uint32_t id, int source);
   /// The first step of a collective member `what` of the structure: every
   /// process checks that it is usable and runs `check` (its own argument
   /// checks, which may throw), then all agree (detail::agree) that they

@@ -93,12 +93,13 @@ struct csr_block {
 ///    B(i, j); indices may repeat. Invalid indices, ld or a null block throw
 ///    before anything is applied. The block may be reused on return.
 ///  - Pattern: round 0 (until the first commit) discovers the pattern from
-///    the updates. With a frozen pattern (the default), a later update of
-///    an entry outside it is not applied: the owner drops the piece of the
-///    update that holds it (a piece is an update's part for one process)
-///    and the commit that ends the round throws accrete::error on every
-///    process naming the first such entry; the committed values of that
-///    round are then unspecified (reset() starts over on the same pattern).
+///    the updates. With a frozen pattern (the default), an update with an
+///    entry outside it throws accrete::error naming the entry, and nothing
+///    of the update is applied anywhere: the origin checks every row, its
+///    own against its pattern, other processes' against copies of their
+///    columns (those it updated in round 0 arrive at the first commit; a
+///    row it first updates later is asked of its owner then, one message
+///    round trip per owner, and kept).
 ///  - Rounds, reopen and reset as for convergent_matrix: commit() is
 ///    collective and returns when every update of its round, issued
 ///    anywhere, has been applied; this process's values stay as committed
@@ -145,8 +146,7 @@ class sparse_matrix {
     update(&value, 1, r, c);
   }
   /// Collective: ends the round; builds or extends the pattern when the
-  /// round brought new entries. Throws accrete::error on every process if
-  /// an update of the round fell outside a frozen pattern (naming the entry).
+  /// round brought new entries.
   void commit();
   /// Non-collective: done reading; the next round's contributions may land.
   void reopen();
