@@ -80,12 +80,30 @@ Out* pack_part(const pattern& pat, int tr, int tc, const float* B, int64_t n, Ou
   return out;
 }
 
+// Software prefetch (for writing) of the lines a column's runs cover,
+// `prefetch_columns` columns ahead: the same technique as accrete's
+// kernels (src/assembly/kernels.hpp), so that the baselines and the
+// local-apply reference are not slowed by misses accrete avoids.
+constexpr std::size_t prefetch_columns = 4;
+void prefetch_lines(const float* first, int32_t len) {
+  const auto e = reinterpret_cast<std::uintptr_t>(first + len);
+  for (auto a = reinterpret_cast<std::uintptr_t>(first) & ~std::uintptr_t(63); a < e; a += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(a), 1, 3);
+}
+
 // Adds the (tr, tc) part of B straight into dst (the owner's storage layout).
 void add_part(const pattern& pat, int tr, int tc, const float* B, int64_t n, float* dst, int64_t ld) {
-  for (const col_ref& c : pat.cols[static_cast<std::size_t>(tc)]) {
+  const auto& cols = pat.cols[static_cast<std::size_t>(tc)];
+  const auto& runs = pat.runs[static_cast<std::size_t>(tr)];
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    const col_ref& c = cols[k];
+    if (k + prefetch_columns < cols.size()) {
+      const float* ahead = dst + static_cast<int64_t>(cols[k + prefetch_columns].lc) * ld;
+      for (const row_run& r : runs) prefetch_lines(ahead + r.l0, r.len);
+    }
     const float* src = B + static_cast<int64_t>(c.j) * n;
     float* col = dst + static_cast<int64_t>(c.lc) * ld;
-    for (const row_run& r : pat.runs[static_cast<std::size_t>(tr)]) {
+    for (const row_run& r : runs) {
       const float* s = src + r.i0;
       float* d = col + r.l0;
       for (int32_t x = 0; x < r.len; ++x) d[x] += s[x];
@@ -344,6 +362,10 @@ void apply_segments(const int32_t* w, const int32_t* end, float* local, int64_t 
     w += ncols;
     for (int32_t c = 0; c < ncols; ++c) {
       float* col = local + static_cast<int64_t>(cols[c]) * ld;
+      if (c + static_cast<int32_t>(prefetch_columns) < ncols) {
+        const float* ahead = local + static_cast<int64_t>(cols[c + static_cast<int32_t>(prefetch_columns)]) * ld;
+        for (int32_t r = 0; r < nruns; ++r) prefetch_lines(ahead + runs[2 * r], runs[2 * r + 1]);
+      }
       for (int32_t r = 0; r < nruns; ++r) {
         float* d = col + runs[2 * r];
         const int32_t len = runs[2 * r + 1];
