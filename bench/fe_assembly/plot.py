@@ -59,6 +59,30 @@ def table(runs, preset):
             label = ""
 
 
+GOALS = [
+    ("later / bound (goal <= 1.1)", "accrete_later_over_bound"),
+    ("COO / accrete, later (goal >= 1.2)", "petsc_coo_over_accrete_later"),
+    ("MatSetValues / accrete, later (goal >= 3)", "petsc_setvalues_over_accrete_later"),
+    ("hypre / accrete, later (goal >= 2)", "hypre_ij_over_accrete_later"),
+    ("MPI / accrete, later (goal > 1)", "mpi_alltoallv_over_accrete_later"),
+    ("Tpetra / accrete, later", "tpetra_fe_over_accrete_later"),
+    ("MatSetValues / accrete, first (goal >= 2)", "petsc_setvalues_over_accrete_first"),
+    ("COO / accrete, first (goal >= 5)", "petsc_coo_over_accrete_first"),
+    ("Tpetra / accrete, first", "tpetra_fe_over_accrete_first"),
+    ("repro / default, later (goal <= 1.5)", "accrete_repro_over_accrete_later"),
+]
+
+
+def goals(runs):
+    print("\nThe goals' ratios (JSON `summary`; other implementation's time over accrete's)\n")
+    print("| cell | " + " | ".join(h for h, _ in GOALS) + " |")
+    print("| --- |" + " ---: |" * len(GOALS))
+    for r in sorted(runs, key=lambda r: (r["mpi"] != "openmpi", r["preset"] != "paper", r["partition"], r["processes"])):
+        cell = f"{MPI_NAME[r['mpi']]} {r['preset']} {r['partition']} {r['processes']}"
+        vals = [r["summary"].get(k) for _, k in GOALS]
+        print(f"| {cell} | " + " | ".join("" if v is None else f"{v:.2f}" for v in vals) + " |")
+
+
 def plot(runs, preset):
     runs = sorted(runs, key=key)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=False)
@@ -91,6 +115,7 @@ def plot(runs, preset):
 
 def main():
     runs = load()
+    goals(runs)
     for preset in sorted({r["preset"] for r in runs}):
         mine = [r for r in runs if r["preset"] == preset]
         table(mine, preset)
