@@ -641,12 +641,13 @@ void append_rows(const sparse_state<T>& s, const Rows& rows, std::vector<std::in
 }
 
 // The other side: keeps `rows` (as append_rows wrote them at `in`) in
-// `ghost`; returns the end of what it read.
+// `ghost`; returns the end of what it read. A row already there (two
+// threads asked at once) is left as it is: the same columns.
 template <class T, class Rows>
 const std::int32_t* keep_rows(sparse_state<T>& s, const Rows& rows, const std::int32_t* in) {
   for (std::int64_t r : rows) {
     const std::int32_t n = *in++;
-    s.ghost[r].assign(in, in + n);
+    if (auto [it, fresh] = s.ghost.try_emplace(r); fresh) it->second.assign(in, in + n);
     in += n;
   }
   return in;
