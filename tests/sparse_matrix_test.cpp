@@ -294,6 +294,23 @@ TEST(SparseMatrix, SmallBuffersAndThreads) {
   rounds_on_frozen_pattern<double>(o, 3);
 }
 
+// Updates rows {in_pattern, outside} x {col} and expects the error naming
+// (outside, col) at block position (1, 0).
+void expect_rejected_second_row(sparse_matrix<double>& A, std::int64_t in_pattern, std::int64_t outside,
+                                std::int64_t col) {
+  const std::int64_t rows[2] = {in_pattern, outside}, cols[1] = {col};
+  const double b[2] = {1.0, 1.0};
+  try {
+    A.update(b, 2, rows, cols);
+    ADD_FAILURE() << "update accepted an entry outside the frozen pattern";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("entry (row " + std::to_string(outside) + ", column " +
+                                         std::to_string(col) + ") at block position (1, 0)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A new entry in a row whose pattern the origin knows (its own rows, and
 // rows it updated in round 0) throws from update, before anything of the
 // update is applied.
@@ -307,17 +324,7 @@ TEST(SparseMatrix, NewEntryInAFrozenPatternThrowsAtTheOrigin) {
     // The update's first row is in the pattern, its second is not: nothing
     // may be applied, not even the first row's part.
     const element el = make_element(rank_me(), A.rows(), A.cols());
-    const std::int64_t rows[2] = {el.rows[0], last}, cols[1] = {el.cols[0]};
-    const double b[2] = {1.0, 1.0};
-    try {
-      A.update(b, 2, rows, cols);
-      ADD_FAILURE() << "update accepted an entry outside the frozen pattern";
-    } catch (const error& e) {
-      EXPECT_NE(std::string(e.what()).find("entry (row " + std::to_string(last) + ", column " +
-                                           std::to_string(el.cols[0]) + ") at block position (1, 0)"),
-                std::string::npos)
-          << e.what();
-    }
+    expect_rejected_second_row(A, el.rows[0], last, el.cols[0]);
   }
   // Rows updated in round 0 are known to every origin that updated them.
   const element el = make_element(rank_me(), A.rows(), A.cols());
@@ -373,17 +380,7 @@ TEST(SparseMatrix, RowsFirstUpdatedAfterTheFreezeAreCheckedAtTheOrigin) {
   const std::int64_t last = A.rows() - 1;  // a row nobody updated in round 0
   const auto mine = unseen_entries(me, A.rows(), A.cols(), A.row_begin(), A.row_end());
   if (!mine.empty() && (last < A.row_begin() || last >= A.row_end())) {
-    const std::int64_t rows[2] = {mine[0].first, last}, cols[1] = {mine[0].second};
-    const double b[2] = {1.0, 1.0};
-    try {
-      A.update(b, 2, rows, cols);
-      ADD_FAILURE() << "update accepted an entry outside the frozen pattern";
-    } catch (const error& e) {
-      EXPECT_NE(std::string(e.what()).find("entry (row " + std::to_string(last) + ", column " +
-                                           std::to_string(mine[0].second) + ") at block position (1, 0)"),
-                std::string::npos)
-          << e.what();
-    }
+    expect_rejected_second_row(A, mine[0].first, last, mine[0].second);
   }
   // Twice, by two threads at once: both may ask, or one finds the rows
   // known.
