@@ -176,34 +176,46 @@ void rounds_on_frozen_pattern(sparse_matrix_options opt, int threads = 1) {
   EXPECT_EQ(A.round(), 3u);
 }
 
-// Updates of only this process's rows take the slot cache once the pattern
-// is frozen (sparse_matrix_options::cache_slots): recorded in the first
-// frozen round, replayed when a round repeats them, recorded again where
-// the sequence changes. Mixed with the usual elements (other processes'
-// rows, through packets), checked exactly every round.
+// Updates take the slot cache once the pattern is frozen
+// (sparse_matrix_options::cache_slots): recorded in the first frozen
+// round, replayed when a round repeats them, recorded again where the
+// sequence changes. Each process's list holds updates of its own rows and,
+// every third, one that also adds into a row of any process (its own
+// rows in place, the other rows sent). Mixed with the usual elements,
+// checked exactly every round.
 struct own_element {
   std::vector<std::int64_t> rows, cols;
   bool row_major = false;
   std::int64_t ld = 0;
 };
 
-template <class T>
-void own_row_rounds(const sparse_matrix_options& opt) {
-  sparse_matrix<T> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), opt);
-  const std::int64_t r0 = A.row_begin(), nl = A.row_end() - r0;
+// Process q's list (every process can make every list).
+std::vector<own_element> own_list(int q, std::int64_t m, std::int64_t n) {
+  std::int64_t r0 = 0;
+  for (int p = 0; p < q; ++p) r0 += my_rows(p);
+  const std::int64_t nl = my_rows(q);
   std::vector<own_element> own;
-  std::mt19937_64 g(std::uint64_t(rank_me()) * 31 + 5);
+  std::mt19937_64 g(std::uint64_t(q) * 31 + 5);
   for (int k = 0; nl > 0 && k < 30; ++k) {
     own_element el;
     const int nr = 3 + int(g() % 3), nc = 2 + int(g() % 5);
     for (int i = 0; i < nr; ++i) el.rows.push_back(r0 + std::int64_t(g() % std::uint64_t(nl)));
-    for (int j = 0; j < nc; ++j) el.cols.push_back(std::int64_t(g() % std::uint64_t(A.cols())));
+    if (k % 3 == 2) el.rows[1] = std::int64_t(g() % std::uint64_t(m));
+    for (int j = 0; j < nc; ++j) el.cols.push_back(std::int64_t(g() % std::uint64_t(n)));
     el.ld = nr;
     own.push_back(el);
   }
-  // Round r's values of own element k, as (i, j) -> value.
-  auto val = [](std::size_t k, int round, std::size_t i, std::size_t j) {
-    return value<T>(1000 + int(k), round, i * 7 + j);
+  return own;
+}
+
+template <class T>
+void slot_cache_rounds(const sparse_matrix_options& opt) {
+  sparse_matrix<T> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), opt);
+  const std::int64_t r0 = A.row_begin(), nl = A.row_end() - r0;
+  const std::vector<own_element> own = own_list(rank_me(), A.rows(), A.cols());
+  // Round r's values of process q's element k, as (i, j) -> value.
+  auto val = [](int q, std::size_t k, int round, std::size_t i, std::size_t j) {
+    return value<T>(1000 + 40 * q + int(k), round, i * 7 + j);
   };
   auto add_own = [&](int round, bool reversed, bool mixed_layouts) {
     for (std::size_t q = 0; q < own.size(); ++q) {
@@ -215,16 +227,20 @@ void own_row_rounds(const sparse_matrix_options& opt) {
       std::vector<T> b(std::size_t(el.ld) * (el.row_major ? nr : nc), T(99));  // padding never read
       for (std::size_t i = 0; i < nr; ++i)
         for (std::size_t j = 0; j < nc; ++j)
-          b[el.row_major ? i * std::size_t(el.ld) + j : j * std::size_t(el.ld) + i] = val(k, round, i, j);
+          b[el.row_major ? i * std::size_t(el.ld) + j : j * std::size_t(el.ld) + i] = val(rank_me(), k, round, i, j);
       A.update(b.data(), el.ld, el.rows, el.cols, el.row_major ? matrix_layout::row_major : matrix_layout::col_major);
     }
   };
   auto expect_round = [&](int round) {
     auto ref = serial<T>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {round});
-    for (std::size_t k = 0; k < own.size(); ++k)
-      for (std::size_t i = 0; i < own[k].rows.size(); ++i)
-        for (std::size_t j = 0; j < own[k].cols.size(); ++j)
-          ref[{own[k].rows[i], own[k].cols[j]}] += val(k, round, i, j);
+    for (int q = 0; q < rank_n(); ++q) {
+      const auto list = own_list(q, A.rows(), A.cols());
+      for (std::size_t k = 0; k < list.size(); ++k)
+        for (std::size_t i = 0; i < list[k].rows.size(); ++i)
+          if (list[k].rows[i] >= A.row_begin() && list[k].rows[i] < A.row_end())
+            for (std::size_t j = 0; j < list[k].cols.size(); ++j)
+              ref[{list[k].rows[i], list[k].cols[j]}] += val(q, k, round, i, j);
+    }
     expect_rows(A, ref);
   };
   // Round 0 discovers; 1 records; 2 replays; 3 changes order and layouts
@@ -273,11 +289,11 @@ void own_row_rounds(const sparse_matrix_options& opt) {
 
 }  // namespace
 
-TEST(SparseMatrix, OwnRowUpdatesThroughTheSlotCache) { own_row_rounds<double>({}); }
-TEST(SparseMatrix, OwnRowUpdatesThroughTheSlotCacheComplexReproducible) {
+TEST(SparseMatrix, UpdatesThroughTheSlotCache) { slot_cache_rounds<double>({}); }
+TEST(SparseMatrix, UpdatesThroughTheSlotCacheComplexReproducible) {
   sparse_matrix_options o;
   o.reproducible = true;
-  own_row_rounds<std::complex<double>>(o);
+  slot_cache_rounds<std::complex<double>>(o);
 }
 TEST(SparseMatrix, RoundsOnAFrozenPatternDouble) { rounds_on_frozen_pattern<double>({}); }
 TEST(SparseMatrix, RoundsOnAFrozenPatternComplex) { rounds_on_frozen_pattern<std::complex<double>>({}); }

@@ -21,14 +21,20 @@ void assembly_engine::validate(std::span<const std::int64_t> rows, std::span<con
     if (cols[k] < 0 || cols[k] >= shape_.cols)
       throw std::out_of_range(who() + "column index " + std::to_string(cols[k]) + " at position " +
                               std::to_string(k) + " is outside [0, " + std::to_string(shape_.cols) + ")");
-  const std::int64_t need = std::int64_t(lay == matrix_layout::col_major ? rows.size() : cols.size());
+  validate_block(rows.size(), cols.size(), ld, lay, block);
+}
+
+void assembly_engine::validate_block(std::size_t nr, std::size_t nc, std::int64_t ld, matrix_layout lay,
+                                     const void* block) const {
+  require_usable("update");
+  auto who = [&] { return std::string(shape_.name) + "::update: "; };
+  const std::int64_t need = std::int64_t(lay == matrix_layout::col_major ? nr : nc);
   if (ld < 0 || ld < need)
     throw std::invalid_argument(who() + "leading dimension " + std::to_string(ld) + " is smaller than the block's " +
                                 (lay == matrix_layout::col_major ? "row" : "column") + " count " +
                                 std::to_string(need));
-  if (!block && !rows.empty() && !cols.empty()) throw std::invalid_argument(who() + "null block");
-  if (rows.size() > INT32_MAX || cols.size() > INT32_MAX)
-    throw std::invalid_argument(who() + "more than 2^31-1 indices");
+  if (!block && nr > 0 && nc > 0) throw std::invalid_argument(who() + "null block");
+  if (nr > INT32_MAX || nc > INT32_MAX) throw std::invalid_argument(who() + "more than 2^31-1 indices");
 }
 
 void assembly_engine::bin(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, binned& b) {

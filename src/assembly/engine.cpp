@@ -198,14 +198,14 @@ void assembly_engine::apply_packets(std::span<const std::byte> p) {
                                              [&](const packet_view& v) { apply_(*this, v); });
 }
 
-void assembly_engine::applied_in_place(std::size_t elements) {
-  {
-    std::lock_guard g(lock());
-    ++stats_.updates;
-    ++updates_since_commit_;
-    stats_.elements += elements;
-    ++stats_.direct_packets;
-  }
+void assembly_engine::counted_in_place(std::size_t elements, bool new_update) {
+  if (new_update) ++stats_.updates;
+  ++updates_since_commit_;
+  stats_.elements += elements;
+  ++stats_.direct_packets;
+}
+
+void assembly_engine::applied_in_place() {
   exchange_->updated(*this);
 }
 

@@ -13,7 +13,9 @@
 //                  blocks.
 // Updates of the caller's own rows skip the engine: logged (round 0) or
 // added through the slot cache (later rounds) in place, under the engine
-// lock (log_in_place, update_in_place).
+// lock (log_in_place, update_in_place); in later rounds an update's rows
+// of other processes go to the engine from the slot cache too, checked
+// against the pattern once, when recorded.
 #include "accrete/sparse/sparse_matrix.hpp"
 
 #include <algorithm>
@@ -192,16 +194,21 @@ struct sparse_state {
   std::unordered_map<std::int64_t, std::vector<std::int32_t>> ghost;
   bool ghosts_known = false;
   // The slot cache (sparse_matrix_options::cache_slots): one round's
-  // updates of own rows, in call order, each with its rows and columns and
-  // the slot of every entry (column-major). An update that matches the
+  // updates, in call order, each with its rows and columns and the slot
+  // of every entry of an own row (row by row). An update that matches the
   // record at `cursor` adds through its slots; one that does not is looked
   // up and recorded there, dropping the records after it.
   struct slot_cache {
+    // What a record's slots hold: places in `values`; places in their rows
+    // (recorded in round 0 by log_in_place, filled in by the first commit,
+    // turned into places in `values` by the first replay); or nothing yet
+    // (recorded in round 0 from the engine's path: the first replay checks
+    // and looks its entries up).
+    enum class held : std::uint8_t { values, row_places, unknown };
     struct record {
       std::size_t nr, nc, idx, slot;  // sizes; where its indices and slots start
-      // Recorded in round 0, its slots are places in their rows until its
-      // first replay turns them into places in `values`.
-      bool resolved;
+      held state;
+      bool remote;  // holds rows of other processes (their slots unused)
     };
     bool on = false;
     std::mutex lock;  // one thread at a time; the others take the engine's path
@@ -797,47 +804,36 @@ void check_pattern(sparse_state<T>& s, std::span<const std::int64_t> rows, std::
   }
 }
 
-// An update of this process's own rows only, with a frozen pattern,
-// applied here through the slot cache (recorded if it does not match), in
-// place under the engine lock. False when it does not apply (rows of other
-// processes, the part not open for this round, the cache off or in use by
-// another thread): the caller takes the engine's path. Throws naming the
-// first entry outside the pattern, before anything is applied.
+// A later round's update (frozen pattern) through the slot cache: its
+// own rows added in place under the engine lock, its rows of other
+// processes (if any) handed to the engine as one block. An update matching
+// the record at the cursor reuses the record's slots and skips the
+// checks its indices passed when recorded (a frozen pattern cannot
+// change); one that does not is validated, checked and recorded. False
+// when the cache does not apply (off, in use by another thread, or this
+// process's part not open for the round): the caller takes the engine's
+// path. Throws naming the first entry outside the pattern (or a bad
+// argument) before anything is applied.
 template <class T>
 bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::span<const std::int64_t> rows,
                      std::span<const std::int64_t> cols, matrix_layout lay) {
   auto& c = s.cache;
   if (!c.on || rows.empty() || cols.empty()) return false;
-  for (std::int64_t r : rows)
-    if (r < s.r0 || r >= s.r1) return false;
   std::unique_lock cg(c.lock, std::try_to_lock);
   if (!cg.owns_lock()) return false;
   assembly_engine& e = *s.engine;
-  if (!e.own_part_open()) return false;
+  if (!e.own_part_open()) return false;  // stays open for the round once open
   const std::size_t nr = rows.size(), nc = cols.size();
+  auto own = [&](std::int64_t r) { return r >= s.r0 && r < s.r1; };
   const std::int32_t* slot = nullptr;
-  if (c.cursor < c.records.size()) {
-    const auto& r = c.records[c.cursor];
-    const std::int64_t* ix = c.idx.data() + r.idx;
-    if (r.nr == nr && r.nc == nc && std::equal(rows.begin(), rows.end(), ix) &&
-        std::equal(cols.begin(), cols.end(), ix + nr)) {
-      std::int32_t* sl = c.slots.data() + r.slot;
-      if (!r.resolved) {
-        for (std::size_t i = 0; i < nr; ++i) {
-          const std::int64_t lr = rows[i] - s.r0;
-          for (std::size_t j = 0; j < nc; ++j) sl[i * nc + j] = std::int32_t(s.slot(lr, sl[i * nc + j]));
-        }
-        c.records[c.cursor].resolved = true;
-      }
-      slot = sl;
-    }
-  }
-  if (!slot) {
-    ACCRETE_THREAD_LOCAL std::vector<std::int32_t> found;
+  bool remote = false;
+  // The slots of the own rows' entries, into `found` (rows of other
+  // processes keep 0: never read); throws naming an entry outside the pattern.
+  auto look_up = [&](std::int32_t* found) {
     ACCRETE_THREAD_LOCAL sorted_cols sc;
-    found.resize(nr * nc);
     sc.assign(cols.data(), nc);
     for (std::size_t i = 0; i < nr; ++i) {
+      if (!own(rows[i])) continue;
       const std::int64_t lr = rows[i] - s.r0;
       const std::int32_t* b = s.pcol.data() + s.row_ptr[std::size_t(lr)];
       const std::int32_t* en = s.pcol.data() + s.row_ptr[std::size_t(lr) + 1];
@@ -854,6 +850,36 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
                     std::to_string(cols[std::size_t(bad)]) + ") at block position (" + std::to_string(i) + ", " +
                     std::to_string(bad) + ") is not in the frozen pattern; nothing of the update was applied");
     }
+  };
+  using held = typename sparse_state<T>::slot_cache::held;
+  if (c.cursor < c.records.size()) {
+    auto& r = c.records[c.cursor];
+    const std::int64_t* ix = c.idx.data() + r.idx;
+    if (r.nr == nr && r.nc == nc && std::equal(rows.begin(), rows.end(), ix) &&
+        std::equal(cols.begin(), cols.end(), ix + nr)) {
+      e.validate_block(nr, nc, ld, lay, block);  // the indices were validated when recorded
+      std::int32_t* sl = c.slots.data() + r.slot;
+      if (r.state == held::row_places) {
+        for (std::size_t i = 0; i < nr; ++i) {
+          const std::int64_t lr = rows[i] - s.r0;
+          for (std::size_t j = 0; j < nc; ++j) sl[i * nc + j] = std::int32_t(s.slot(lr, sl[i * nc + j]));
+        }
+      } else if (r.state == held::unknown) {
+        if (r.remote) check_pattern(s, rows, cols);  // every row, other processes' too
+        look_up(sl);
+      }
+      r.state = held::values;
+      slot = sl;
+      remote = r.remote;
+    }
+  }
+  if (!slot) {
+    e.validate(rows, cols, ld, lay, block);  // the lookups below index by them
+    remote = !std::all_of(rows.begin(), rows.end(), own);
+    if (remote) check_pattern(s, rows, cols);  // every row, other processes' too
+    ACCRETE_THREAD_LOCAL std::vector<std::int32_t> found;
+    found.assign(nr * nc, 0);
+    look_up(found.data());
     c.records.resize(c.cursor);  // the sequence changed here: later records are stale
     if (c.records.empty()) {
       c.idx.clear();
@@ -863,7 +889,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
       c.idx.resize(last.idx + last.nr + last.nc);
       c.slots.resize(last.slot + last.nr * last.nc);
     }
-    c.records.push_back({nr, nc, c.idx.size(), c.slots.size(), true});
+    c.records.push_back({nr, nc, c.idx.size(), c.slots.size(), held::values, remote});
     c.idx.insert(c.idx.end(), rows.begin(), rows.end());
     c.idx.insert(c.idx.end(), cols.begin(), cols.end());
     c.slots.insert(c.slots.end(), found.begin(), found.end());
@@ -872,17 +898,37 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
   ++c.cursor;
   const bool colmaj = lay == matrix_layout::col_major;
   const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;
+  std::size_t nown = nr;
+  if (remote) {
+    // Other processes' rows first, as one column-major block: if the
+    // engine refuses them, nothing was applied here either.
+    ACCRETE_THREAD_LOCAL std::vector<std::int64_t> rrows;
+    ACCRETE_THREAD_LOCAL std::vector<T> rblock;
+    rrows.clear();
+    for (std::int64_t r : rows)
+      if (!own(r)) rrows.push_back(r);
+    const std::size_t nrr = rrows.size();
+    rblock.resize(nrr * nc);
+    for (std::size_t j = 0; j < nc; ++j) {
+      std::size_t q = 0;
+      for (std::size_t i = 0; i < nr; ++i)
+        if (!own(rows[i])) rblock[j * nrr + q++] = block[std::int64_t(i) * rs + std::int64_t(j) * cs];
+    }
+    e.update(rblock.data(), std::int64_t(nrr), rrows, cols, matrix_layout::col_major);
+    nown = nr - nrr;
+  }
   using R = real_t<T>;
   constexpr int w = width<T>;
   const bool exact = exact_capable<T> && e.shape().reproducible;
   const merge_op op = e.shape().merge;
   ACCRETE_THREAD_LOCAL std::vector<assembly_engine::spill> spilled;
   spilled.clear();
-  {
+  if (nown > 0) {
     std::lock_guard g(e.lock());  // as received packets are applied
     T* v = s.values.data();
     // Row by row: a row's slots ascend through its part of `values`.
     for (std::size_t i = 0; i < nr; ++i) {
+      if (remote && !own(rows[i])) continue;
       const T* src = block + std::int64_t(i) * rs;
       const std::int32_t* si = slot + i * nc;
       if (exact) {
@@ -898,10 +944,11 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
         for (std::size_t j = 0; j < nc; ++j) v[si[j]] = merge_one(op, v[si[j]], src[std::int64_t(j) * cs]);
       }
     }
+    e.counted_in_place(nown * nc, !remote);  // the engine counted the update itself
   }
   cg.unlock();
   if (!spilled.empty()) e.log_spills(spilled);
-  e.applied_in_place(nr * nc);
+  if (nown > 0) e.applied_in_place();
   return true;
 }
 
@@ -925,15 +972,33 @@ bool log_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::span
   {
     std::lock_guard g(e.lock());  // as received packets are applied
     if (!e.own_part_open()) return false;
-    c.records.push_back({nr, nc, c.idx.size(), c.slots.size(), false});
+    c.records.push_back({nr, nc, c.idx.size(), c.slots.size(), sparse_state<T>::slot_cache::held::row_places, false});
     c.idx.insert(c.idx.end(), rows.begin(), rows.end());
     c.idx.insert(c.idx.end(), cols.begin(), cols.end());
     c.slots.resize(c.slots.size() + nr * nc);
     s.log.add(block, colmaj ? 1 : ld, colmaj ? ld : 1, rows, cols, s.r0, std::int64_t(c.records.back().slot));
+    e.counted_in_place(nr * nc, true);
   }
   cg.unlock();
-  e.applied_in_place(nr * nc);
+  e.applied_in_place();
   return true;
+}
+
+// Round 0: an update that took the engine's path (rows of other
+// processes, say) keeps its place in the slot cache's sequence, with its
+// slots unknown: its first replay checks it and looks them up.
+template <class T>
+void record_unknown(sparse_state<T>& s, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols) {
+  auto& c = s.cache;
+  if (!s.cache_wanted || s.growing || rows.empty() || cols.empty()) return;
+  std::unique_lock cg(c.lock, std::try_to_lock);
+  if (!cg.owns_lock()) return;  // another thread's order is not repeatable anyway
+  const bool remote = std::any_of(rows.begin(), rows.end(), [&](std::int64_t r) { return r < s.r0 || r >= s.r1; });
+  c.records.push_back(
+      {rows.size(), cols.size(), c.idx.size(), c.slots.size(), sparse_state<T>::slot_cache::held::unknown, remote});
+  c.idx.insert(c.idx.end(), rows.begin(), rows.end());
+  c.idx.insert(c.idx.end(), cols.begin(), cols.end());
+  c.slots.resize(c.slots.size() + rows.size() * cols.size());
 }
 
 // At the commit that freezes the pattern: the columns of every other
@@ -1094,8 +1159,8 @@ void sparse_matrix<T>::update(const T* block, std::int64_t ld, std::span<const s
                               std::span<const std::int64_t> cols, matrix_layout lay) {
   auto& s = *s_;
   if (s.frozen()) {
+    if (detail::update_in_place(s, block, ld, rows, cols, lay)) return;  // validates
     s.engine->validate(rows, cols, ld, lay, block);  // ranges first: the lookups below index by them
-    if (detail::update_in_place(s, block, ld, rows, cols, lay)) return;
     detail::check_pattern(s, rows, cols);
   } else if (!s.built) {
     s.engine->validate(rows, cols, ld, lay, block);
@@ -1103,9 +1168,12 @@ void sparse_matrix<T>::update(const T* block, std::int64_t ld, std::span<const s
   }
   s.engine->update(block, ld, rows, cols, lay);  // validates
   if (!s.built && !s.growing && !cols.empty()) {
-    std::lock_guard g(s.touched_lock);
-    for (std::int64_t r : rows)
-      if (r < s.r0 || r >= s.r1) s.touched.push_back(r);
+    {
+      std::lock_guard g(s.touched_lock);
+      for (std::int64_t r : rows)
+        if (r < s.r0 || r >= s.r1) s.touched.push_back(r);
+    }
+    detail::record_unknown(s, rows, cols);
   }
 }
 

@@ -170,6 +170,9 @@ class assembly_engine {
   /// Checks an update's indices and block; throws naming the bad value.
   void validate(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, std::int64_t ld,
                 matrix_layout lay, const void* block) const;
+  /// The part of validate() that is not about the indices: for an update
+  /// whose indices are known valid (a cached repeat of a validated one).
+  void validate_block(std::size_t nr, std::size_t nc, std::int64_t ld, matrix_layout lay, const void* block) const;
   /// A[rows[i], cols[j]] += block(i, j) (src/assembly/kernels.hpp;
   /// instantiated by the typed layers for their element types).
   template <class T>
@@ -240,11 +243,14 @@ class assembly_engine {
   exchange& strategy() const noexcept { return *exchange_; }
   /// A structure without element storage may apply an update of its own
   /// rows itself, under lock() (as received packets are applied), when
-  /// own_part_open(); it then calls applied_in_place(), outside lock(),
-  /// which counts the update as update() counts a direct store and lets
-  /// the strategy make progress as after any update.
+  /// own_part_open(); still under lock() it calls counted_in_place(),
+  /// which counts the elements as update() counts a direct store (and the
+  /// update, if no update() call counted it already), then, outside
+  /// lock(), applied_in_place(), which lets the strategy make progress as
+  /// after any update.
   bool own_part_open() const noexcept { return direct_target(shape_.my_part, round()) != nullptr; }
-  void applied_in_place(std::size_t elements);
+  void counted_in_place(std::size_t elements, bool new_update);
+  void applied_in_place();
 
  private:
   friend class packets_exchange;

@@ -56,11 +56,14 @@ struct sparse_matrix_options {
   /// outside it is an error (see commit()). true: later rounds may add
   /// entries; each commit merges them into the pattern.
   bool growing_pattern = false;
-  /// With a frozen pattern, remember for each update of this process's own
-  /// rows where its entries live, so that the same update in the next round
-  /// (same rows and columns, in the same order of update calls: a Newton
-  /// loop's element sweep) adds through the remembered slots without a
-  /// search. Costs 4 bytes per entry of one round's own-row updates.
+  /// With a frozen pattern, remember for each update where the entries of
+  /// this process's own rows live, so that the same update in the next
+  /// round (same rows and columns, in the same order of update calls: a
+  /// Newton loop's element sweep) adds them through the remembered slots
+  /// without a search, and sends its rows of other processes without
+  /// checking them against the pattern again (they passed when
+  /// remembered; a frozen pattern does not change). Costs 4 bytes per
+  /// entry of one round's updates, plus their index lists.
   bool cache_slots = true;
 };
 
