@@ -216,10 +216,20 @@ struct sparse_state {
     std::vector<std::int64_t> idx;    // each record's rows, then its columns
     std::vector<std::int32_t> slots;  // each record's entry slots
     std::size_t cursor = 0;           // the next record of this round
+    // A record at the end, its slots zero; returns them.
+    std::int32_t* append(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, held state,
+                         bool remote) {
+      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), state, remote});
+      idx.insert(idx.end(), rows.begin(), rows.end());
+      idx.insert(idx.end(), cols.begin(), cols.end());
+      slots.resize(slots.size() + rows.size() * cols.size());
+      return slots.data() + records.back().slot;
+    }
   } cache;
   std::unique_ptr<assembly_engine> engine;  // last: destroyed (collectively) first
 
   bool frozen() const noexcept { return built && !growing; }
+  bool owns(std::int64_t row) const noexcept { return row >= r0 && row < r1; }
   std::int64_t find(std::int32_t lrow, std::int32_t col) const noexcept {
     if (!built) return -1;
     const auto b = pcol.begin() + row_ptr[std::size_t(lrow)], e = pcol.begin() + row_ptr[std::size_t(lrow) + 1];
@@ -824,7 +834,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
   assembly_engine& e = *s.engine;
   if (!e.own_part_open()) return false;  // stays open for the round once open
   const std::size_t nr = rows.size(), nc = cols.size();
-  auto own = [&](std::int64_t r) { return r >= s.r0 && r < s.r1; };
+  auto own = [&](std::int64_t r) { return s.owns(r); };
   const std::int32_t* slot = nullptr;
   bool remote = false;
   // The slots of the own rows' entries, into `found` (rows of other
@@ -889,11 +899,9 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
       c.idx.resize(last.idx + last.nr + last.nc);
       c.slots.resize(last.slot + last.nr * last.nc);
     }
-    c.records.push_back({nr, nc, c.idx.size(), c.slots.size(), held::values, remote});
-    c.idx.insert(c.idx.end(), rows.begin(), rows.end());
-    c.idx.insert(c.idx.end(), cols.begin(), cols.end());
-    c.slots.insert(c.slots.end(), found.begin(), found.end());
-    slot = c.slots.data() + c.records.back().slot;
+    std::int32_t* sl = c.append(rows, cols, held::values, remote);
+    std::copy(found.begin(), found.end(), sl);
+    slot = sl;
   }
   ++c.cursor;
   const bool colmaj = lay == matrix_layout::col_major;
@@ -972,10 +980,7 @@ bool log_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::span
   {
     std::lock_guard g(e.lock());  // as received packets are applied
     if (!e.own_part_open()) return false;
-    c.records.push_back({nr, nc, c.idx.size(), c.slots.size(), sparse_state<T>::slot_cache::held::row_places, false});
-    c.idx.insert(c.idx.end(), rows.begin(), rows.end());
-    c.idx.insert(c.idx.end(), cols.begin(), cols.end());
-    c.slots.resize(c.slots.size() + nr * nc);
+    c.append(rows, cols, sparse_state<T>::slot_cache::held::row_places, false);
     s.log.add(block, colmaj ? 1 : ld, colmaj ? ld : 1, rows, cols, s.r0, std::int64_t(c.records.back().slot));
     e.counted_in_place(nr * nc, true);
   }
@@ -993,12 +998,8 @@ void record_unknown(sparse_state<T>& s, std::span<const std::int64_t> rows, std:
   if (!s.cache_wanted || s.growing || rows.empty() || cols.empty()) return;
   std::unique_lock cg(c.lock, std::try_to_lock);
   if (!cg.owns_lock()) return;  // another thread's order is not repeatable anyway
-  const bool remote = std::any_of(rows.begin(), rows.end(), [&](std::int64_t r) { return r < s.r0 || r >= s.r1; });
-  c.records.push_back(
-      {rows.size(), cols.size(), c.idx.size(), c.slots.size(), sparse_state<T>::slot_cache::held::unknown, remote});
-  c.idx.insert(c.idx.end(), rows.begin(), rows.end());
-  c.idx.insert(c.idx.end(), cols.begin(), cols.end());
-  c.slots.resize(c.slots.size() + rows.size() * cols.size());
+  const bool remote = !std::all_of(rows.begin(), rows.end(), [&](std::int64_t r) { return s.owns(r); });
+  c.append(rows, cols, sparse_state<T>::slot_cache::held::unknown, remote);
 }
 
 // At the commit that freezes the pattern: the columns of every other
@@ -1171,7 +1172,7 @@ void sparse_matrix<T>::update(const T* block, std::int64_t ld, std::span<const s
     {
       std::lock_guard g(s.touched_lock);
       for (std::int64_t r : rows)
-        if (r < s.r0 || r >= s.r1) s.touched.push_back(r);
+        if (!s.owns(r)) s.touched.push_back(r);
     }
     detail::record_unknown(s, rows, cols);
   }
