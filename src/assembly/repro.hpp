@@ -20,10 +20,6 @@
 
 namespace accrete::detail {
 
-/// dst[k] += src[k] for the k whose sum is exact in T; calls spill(k) for
-/// the others (dst[k] keeps its value). TwoSum (Knuth): with s = a + b
-/// rounded to nearest, a + b == s exactly iff the computed error is zero;
-/// a non-finite operand or an overflow makes the error non-zero (NaN/inf).
 /// dst[k] += src[k] for every k if each sum is exact in T, else nothing
 /// (returns false). The check ORs TwoSum's errors as bits without the sign
 /// (so -0 counts as exact and NaN does not). Kept out of line: inlined into
