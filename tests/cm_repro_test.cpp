@@ -11,12 +11,14 @@
 // White-box for the accumulator: reaches into src/assembly/.
 #define ACCRETE_INTERNAL_INCLUDE
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -162,6 +164,66 @@ TEST(Accumulator, AddOrLogThenSettleIsOrderIndependent) {
     }
   }
 }
+
+// A run of contributions, as the kernels add them: each element whose sum
+// is exact (an independent exact check: a + b - fl(a + b) sums to 0) holds
+// the sum with its bits, every other keeps its value and is logged, once
+// and in order. Runs of every length around the 16-byte groups, exact and
+// inexact elements at every lane, -0, infinities, NaN and overflow.
+template <class T>
+void run_adds_where_exact() {
+  std::mt19937_64 g(11);
+  const T big = std::numeric_limits<T>::max(), inf = std::numeric_limits<T>::infinity();
+  auto draw = [&](bool exactish) -> T {
+    switch (g() % 16) {
+      case 0: return -T(0);
+      case 1: return g() & 1 ? inf : -inf;
+      case 2: return std::numeric_limits<T>::quiet_NaN();
+      case 3: return g() & 1 ? big : -big;
+      default: return exactish ? T(std::int64_t(g() % 64) - 32) * T(0.25) : T(spread(g, -8, 8));
+    }
+  };
+  using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  std::int64_t exact_seen = 0, logged_seen = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const int len = int(g() % 19);
+    const bool exactish = trial % 3 != 0;
+    std::vector<T> dst(std::size_t(len) + 1), src(std::size_t(len) + 1);  // + a sentinel
+    for (int k = 0; k < len; ++k) {
+      dst[std::size_t(k)] = g() % 8 ? T(std::int64_t(g() % 64) - 32) * T(0.5) : draw(exactish);
+      src[std::size_t(k)] = g() % 8 ? T(std::int64_t(g() % 64) - 32) * T(0.125) : draw(exactish);
+      if (trial % 2) src[std::size_t(k)] = draw(exactish);
+    }
+    dst[std::size_t(len)] = T(7);
+    const std::vector<T> before = dst;
+    std::vector<std::int32_t> logged;
+    detail::add_run_exact(dst.data(), src.data(), len, [&](std::int32_t k) { logged.push_back(k); });
+    std::vector<std::int32_t> want_logged;
+    for (int k = 0; k < len; ++k) {
+      const T a = before[std::size_t(k)], b = src[std::size_t(k)], s = a + b;
+      bool exact = std::isfinite(a) && std::isfinite(b) && std::isfinite(s);
+      if (exact) {
+        exact_sum rest;
+        rest.add(double(a));
+        rest.add(double(b));
+        rest.add(-double(s));
+        exact = rest.round<double>() == 0.0;
+      }
+      const T want = exact ? s : a;
+      ASSERT_EQ(std::bit_cast<bits>(dst[std::size_t(k)]), std::bit_cast<bits>(want))
+          << "len " << len << ", element " << k << ": " << a << " + " << b;
+      if (!exact) want_logged.push_back(k);
+      (exact ? exact_seen : logged_seen)++;
+    }
+    ASSERT_EQ(logged, want_logged) << "len " << len;
+    ASSERT_EQ(dst[std::size_t(len)], T(7));
+  }
+  EXPECT_GT(exact_seen, 1000);
+  EXPECT_GT(logged_seen, 1000);
+}
+
+TEST(Accumulator, RunsAddWhereExactAndLogTheRestDouble) { run_adds_where_exact<double>(); }
+TEST(Accumulator, RunsAddWhereExactAndLogTheRestFloat) { run_adds_where_exact<float>(); }
 
 // ---- the matrix -------------------------------------------------------------------
 
