@@ -249,6 +249,7 @@ void backend_finalize() {
   st.generation = 0;
   st.ready.clear();
   st.inbox.clear();
+  st.to_self.clear();
   threads_finalize();
   if (st.owns_mpi) MPI_Finalize();
 }

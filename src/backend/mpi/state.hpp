@@ -92,6 +92,15 @@ struct state_t {
     std::size_t size;
   };
   std::deque<inbound> inbox;
+  // Messages to this process itself: the sender's buffer, moved here and
+  // run from it (no copy through a ring or MPI). Internal handlers run at
+  // any poll, the others at user-level progress.
+  struct self_message {
+    std::vector<std::byte> bytes;
+    bool internal;
+  };
+  std::deque<self_message> to_self;
+  std::size_t to_self_internal = 0;  // how many of them internal handlers take
 #ifdef ACCRETE_SMPI
   // messages being received, delivered in the order they were matched
   // (messages.cpp says why they are not received in place under SMPI)
@@ -215,6 +224,8 @@ void open_rings();
 void close_rings();
 bool receive_ring_messages(bool user_level);
 bool receive_messages();
+bool run_internal_self_messages();
+bool run_self_messages();
 void test_sends();
 void dispatch(int source, std::span<const std::byte> msg);
 // node_barrier.cpp
