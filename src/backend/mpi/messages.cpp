@@ -95,14 +95,14 @@ bool receive_ring_messages(bool user_level) {
   return n != 0;
 }
 
-// Spare message buffers, so that a round trip (request, then reply, each
-// alive until it has run) allocates nothing.
+// A spare message buffer (the largest seen recently), so that sending
+// allocates nothing in the steady state. One, not a pool: each recycling
+// is on the path of every message.
 namespace {
-constexpr std::size_t spare_buffers = 4;
-ACCRETE_THREAD_LOCAL std::vector<std::vector<std::byte>> spare_messages;
+ACCRETE_THREAD_LOCAL std::vector<std::byte> spare_message;
 
 void recycle(std::vector<std::byte>&& m) {
-  if (spare_messages.size() < spare_buffers && m.capacity() != 0) spare_messages.push_back(std::move(m));
+  if (m.capacity() > spare_message.capacity()) spare_message = std::move(m);
 }
 }  // namespace
 
@@ -112,7 +112,7 @@ bool run_internal_self_messages() {
   bool ran = false;
   // A handler may send to self again (to the back): look at each message
   // present at the start once.
-  for (std::size_t i = 0, n = st.to_self.size(); st.to_self_internal != 0 && i < n; ++i) {
+  for (std::size_t i = 0, n = st.to_self.size(); i < n && st.to_self_internal != 0; ++i) {
     state_t::self_message m = std::move(st.to_self.front());
     st.to_self.pop_front();
     if (!m.internal) {
@@ -131,13 +131,7 @@ bool run_internal_self_messages() {
 // those their handlers send (a request's reply: a round trip to self in one
 // progress call, as through the ring), but not forever: a handler that
 // always sends to self again leaves the rest to the next call.
-bool run_self_messages() {
-  std::size_t n;
-  {
-    backend_guard g;
-    n = st.to_self.size();
-  }
-  if (n == 0) return false;
+void run_self_messages(std::size_t n) {
   for (std::size_t i = 0, budget = n + 64; i < budget; ++i) {
     state_t::self_message m;
     {
@@ -150,7 +144,6 @@ bool run_self_messages() {
     dispatch(st.rank, m.bytes);
     recycle(std::move(m.bytes));
   }
-  return true;
 }
 
 namespace {
@@ -277,11 +270,8 @@ void am_register(am_handler h, bool internal) {
 }
 
 std::vector<std::byte> message_buffer() {
-  std::vector<std::byte> v;
-  if (!spare_messages.empty()) {
-    v = std::move(spare_messages.back());
-    spare_messages.pop_back();
-  }
+  std::vector<std::byte> v = std::move(spare_message);
+  spare_message = {};
   v.clear();
   v.reserve(64);
   v.resize(am_header_bytes);

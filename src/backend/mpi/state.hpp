@@ -225,7 +225,9 @@ void close_rings();
 bool receive_ring_messages(bool user_level);
 bool receive_messages();
 bool run_internal_self_messages();
-bool run_self_messages();
+/// Runs the n messages to self waiting at the caller's last look (and those
+/// their handlers add, within a budget). User level, outside the lock.
+void run_self_messages(std::size_t n);
 void test_sends();
 void dispatch(int source, std::span<const std::byte> msg);
 // node_barrier.cpp
