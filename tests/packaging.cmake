@@ -7,5 +7,6 @@ add_test(NAME install_and_consume
     -DWORK_DIR=${CMAKE_BINARY_DIR}/consumer-test
     -DMPIEXEC=${MPIEXEC_EXECUTABLE}
     "-DPREFLAGS=${ACCRETE_MPIEXEC_PREFLAGS}"
+    -DMPI_FLAVOR=${ACCRETE_MPI_FLAVOR}
     -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.cmake)
 set_tests_properties(install_and_consume PROPERTIES TIMEOUT 300 ENVIRONMENT "${ACCRETE_MPI_ENV}")
