@@ -292,8 +292,8 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
     // ring was most of the cost of an 8 KiB RPC reply to self), and so does
     // one the ring has no room for; a small one goes through the ring, which
     // runs it cheaper than this queue (bench_dht, P = 1: 8-byte round trips
-    // ~8% faster through the ring, 8 KiB ones ~15% faster without it, even
-    // at 512 B).
+    // ~8% faster through the ring, 8 KiB ones ~15% faster without it, 512 B
+    // about even).
     ++st.sent[rank];
     const int slot = st.ring_of[rank];
     if (slot >= 0 && msg.size() < self_queue_bytes && msg.size() <= st.out_rings[slot].max_message() &&
