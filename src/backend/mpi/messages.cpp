@@ -280,7 +280,19 @@ std::vector<std::byte> message_buffer() {
 
 namespace {
 constexpr std::size_t self_queue_bytes = 2048;
+
+// Sends msg through rank's node ring if rank has one and it has room.
+bool ring_push(int rank, std::vector<std::byte>& msg) {
+  const int slot = st.ring_of[rank];
+  if (slot < 0) return false;
+  sim_charge();
+  shm_ring& ring = st.out_rings[std::size_t(slot)];
+  if (msg.size() > ring.max_message() || !ring.try_push(st.rank, msg)) return false;
+  ++st.sent[rank];
+  recycle(std::move(msg));
+  return true;
 }
+}  // namespace
 
 void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
   require_initialized("active message send");
@@ -294,13 +306,8 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
     // runs it cheaper than this queue (bench_dht, P = 1: 8-byte round trips
     // ~8% faster through the ring, 8 KiB ones ~15% faster without it, 512 B
     // about even).
+    if (msg.size() < self_queue_bytes && ring_push(rank, msg)) return;
     ++st.sent[rank];
-    const int slot = st.ring_of[rank];
-    if (slot >= 0 && msg.size() < self_queue_bytes && msg.size() <= st.out_rings[slot].max_message() &&
-        st.out_rings[slot].try_push(st.rank, msg)) {
-      recycle(std::move(msg));
-      return;
-    }
     const bool internal = internal_ok(msg);
     st.to_self_internal += internal;
     st.to_self.push_back({std::move(msg), internal});
@@ -310,13 +317,7 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
     throw error("accrete: active message of " + std::to_string(msg.size()) + " bytes exceeds INT_MAX");
   // Node-local: through the ring when it has room (messages need not stay
   // in order, so a full ring simply sends this one through MPI).
-  if (st.ring_of[rank] >= 0) sim_charge();
-  if (const int slot = st.ring_of[rank];
-      slot >= 0 && msg.size() <= st.out_rings[slot].max_message() && st.out_rings[slot].try_push(st.rank, msg)) {
-    ++st.sent[rank];
-    recycle(std::move(msg));
-    return;
-  }
+  if (ring_push(rank, msg)) return;
   unsigned spins = 0;
   while (st.inflight[rank] > 0 && st.inflight[rank] + msg.size() > am_inflight_cap) {
     poll();
