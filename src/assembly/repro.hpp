@@ -23,12 +23,23 @@
 
 namespace accrete::detail {
 
+/// dst += src if the sum is exact in T (then true), else nothing. TwoSum
+/// (Knuth): with s = a + b rounded to nearest, a + b == s exactly iff the
+/// computed error is zero; compared as bits without the sign, so -0 counts
+/// as exact, and a non-finite operand or an overflow (error NaN or inf)
+/// does not.
+template <class T>
+inline bool add_if_exact(T& dst, T src) noexcept {
+  using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  const T a = dst, s = a + src, bb = s - a;
+  if ((std::bit_cast<bits>((a - (s - bb)) + (src - bb)) << 1) != 0) return false;
+  dst = s;
+  return true;
+}
+
 /// Adds src into dst from the first element on while each sum is exact in
-/// T; returns how many elements it added (len when every sum is exact).
-/// TwoSum (Knuth): with s = a + b rounded to nearest, a + b == s exactly iff
-/// the computed error is zero; compared as bits without the sign, so -0
-/// counts as exact, and a non-finite operand or an overflow (error NaN or
-/// inf) does not. One pass, 16 bytes at a time with SSE2: a group's sums
+/// T (add_if_exact); returns how many elements it added (len when every
+/// sum is exact). One pass, 16 bytes at a time with SSE2: a group's sums
 /// are stored only when all of them are exact, else the group is redone
 /// element by element. Checking the whole run first and adding it in a
 /// second pass cost more at P = 4 (bench/hessian/README.md, "Reproducible
@@ -61,19 +72,23 @@ template <class T>
     }
   }
 #endif
-  using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  for (; k < len; ++k) {
-    const T a = dst[k], b = src[k], s = a + b, bb = s - a;
-    if ((std::bit_cast<bits>((a - (s - bb)) + (b - bb)) << 1) != 0) return k;
-    dst[k] = s;
-  }
+  for (; k < len; ++k)
+    if (!add_if_exact(dst[k], src[k])) return k;
   return len;
 }
 
 /// dst[k] += src[k] for the k whose sum is exact in T; calls spill(k) for
-/// the others (dst[k] keeps its value).
+/// the others (dst[k] keeps its value). Runs of one or two (one real or
+/// complex entry: the sparse kernels call this per entry) are checked
+/// inline; the call to add_exact_prefix cost the sparse matrix's
+/// reproducible later rounds more than the adds.
 template <class T, class Spill>
 inline void add_run_exact(T* __restrict dst, const T* __restrict src, std::int32_t len, Spill&& spill) {
+  if (len <= 2) {
+    for (std::int32_t k = 0; k < len; ++k)
+      if (!add_if_exact(dst[k], src[k])) spill(k);
+    return;
+  }
   for (std::int32_t k = 0; (k += add_exact_prefix(dst + k, src + k, len - k)) < len; ++k) spill(k);
 }
 

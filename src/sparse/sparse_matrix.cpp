@@ -35,6 +35,7 @@
 #include "accrete/detail/scalar_type.hpp"
 #include "accrete/error.hpp"
 #include "assembly/kernels.hpp"
+#include "util/huge_pages.hpp"
 
 namespace accrete {
 namespace detail {
@@ -127,7 +128,7 @@ struct sparse_state {
     };
     static constexpr std::size_t chunk = std::size_t(1) << 22;  // bytes
     std::vector<piece> pieces;
-    std::vector<std::unique_ptr<std::byte[]>> chunks;
+    std::vector<huge_buffer> chunks;  // huge pages: each is written once, from fresh memory
     std::size_t used = 0, cap = 0;
     std::size_t contributions = 0;
     // `bytes` at an address aligned for T and int64, valid until clear().
@@ -136,7 +137,7 @@ struct sparse_state {
       bytes = (bytes + a - 1) / a * a;
       if (chunks.empty() || used + bytes > cap) {
         cap = std::max(chunk, bytes);
-        chunks.push_back(std::make_unique_for_overwrite<std::byte[]>(cap));
+        chunks.push_back(allocate_huge(cap));
         used = 0;
       }
       std::byte* p = chunks.back().get() + used;
@@ -175,7 +176,7 @@ struct sparse_state {
     }
     void clear() {
       std::vector<piece>().swap(pieces);
-      std::vector<std::unique_ptr<std::byte[]>>().swap(chunks);
+      std::vector<huge_buffer>().swap(chunks);
       used = cap = contributions = 0;
     }
   } log;
@@ -335,6 +336,9 @@ struct layout_writer {
     col.reserve(most);
     dcol.reserve(most);
     dval.reserve(most);
+    advise_huge_capacity(col);
+    advise_huge_capacity(dcol);
+    advise_huge_capacity(dval);
   }
   void push(std::int32_t c, const T& v) {
     col.push_back(c);
@@ -403,7 +407,10 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   for (const auto& p : log.pieces)
     for (std::int32_t i = 0; i < p.nr; ++i) ++first[std::size_t(p.rows[i]) + 1];
   for (std::int64_t r = 0; r < nl; ++r) first[std::size_t(r) + 1] += first[std::size_t(r)];
-  std::vector<ref> refs(std::size_t(first.back()));
+  std::vector<ref> refs;
+  refs.reserve(std::size_t(first.back()));
+  advise_huge_capacity(refs);
+  refs.resize(std::size_t(first.back()));
   {
     std::vector<std::int64_t> at(first.begin(), first.end() - 1);
     for (const auto& p : log.pieces)
@@ -441,14 +448,21 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   std::vector<std::uint64_t> order;  // (column, place in ucol), sorted
   std::vector<std::int32_t> sorted_at;  // place in ucol -> place in the sorted row
   std::vector<std::pair<std::int64_t, double>> spilled;  // (component of uval, value)
+  // Each contribution's place in the row (ref order), kept for the next
+  // row: one fed by the same pieces puts its contributions in the same
+  // places, without the accumulator's lookups and its unpredictable
+  // first-seen branch (2 of 3 rows of a 3-unknown node).
+  std::vector<std::int32_t> place;
   layout_writer<T> lay(s, log.contributions);
   // One row's contributions into ucol/uval; returns the row's length.
   auto accumulate = [&]<bool Exact>(const ref* rb, const ref* re, std::int32_t r) {
     std::size_t most = 0;
     for (const ref* f = rb; f != re; ++f) most += std::size_t(f->nc);
     if (ucol.size() < most) ucol.resize(most), uval.resize(most);
+    if (place.size() < most) place.resize(most);
     std::int32_t* uc = ucol.data();
     T* uv = uval.data();
+    std::int32_t* pl = place.data();
     std::int32_t len = 0;
     for (const ref* f = rb; f != re; ++f) {
       const std::int32_t* cols = f->cols;
@@ -471,9 +485,29 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
           uv[m.place] = merge_one(op, uv[m.place], x);
         }
         if (out) out[j] = m.place;
+        *pl++ = m.place;
       }
     }
     return len;
+  };
+  // A row fed by the same pieces as the previous one (`len` columns): its
+  // values start from T{} and every contribution merges into its recorded
+  // place, as the first-seen ones did (merge_one(op, T{}, x)): the same bits.
+  auto accumulate_same = [&](const ref* rb, const ref* re, std::int32_t len) {
+    T* uv = uval.data();
+    std::fill(uv, uv + len, T{});
+    const std::int32_t* pl = place.data();
+    for (const ref* f = rb; f != re; ++f) {
+      const T* vals = f->vals;
+      const std::int32_t nc = f->nc;
+      if (op == merge_op::sum) {
+        for (std::int32_t j = 0; j < nc; ++j) uv[pl[j]] += vals[j];
+      } else {
+        for (std::int32_t j = 0; j < nc; ++j) uv[pl[j]] = merge_one(op, uv[pl[j]], vals[j]);
+      }
+      if (f->out) std::copy(pl, pl + nc, f->out);
+      pl += nc;
+    }
   };
   for (std::int64_t r = 0; r < nl; ++r) {
     const ref* rb = refs.data() + first[std::size_t(r)];
@@ -491,8 +525,13 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     const bool same = r > 0 && re - rb == rb - (refs.data() + first[std::size_t(r) - 1]) &&
                       std::equal(rb, re, refs.data() + first[std::size_t(r) - 1],
                                  [](const ref& x, const ref& y) { return x.cols == y.cols && x.nc == y.nc; });
-    const std::int32_t len = exact ? accumulate.template operator()<true>(rb, re, std::int32_t(r))
-                                   : accumulate.template operator()<false>(rb, re, std::int32_t(r));
+    std::int32_t len = std::int32_t(order.size());
+    if (exact)
+      len = accumulate.template operator()<true>(rb, re, std::int32_t(r));
+    else if (same)
+      accumulate_same(rb, re, len);
+    else
+      len = accumulate.template operator()<false>(rb, re, std::int32_t(r));
     if constexpr (exact_capable<T>) {
       if (!spilled.empty()) {
         std::sort(spilled.begin(), spilled.end(), [](const auto& x, const auto& y) { return x.first < y.first; });

@@ -16,6 +16,7 @@
 #include "backend/mpi/mpi_types.hpp"
 #include "backend/mpi/state.hpp"
 #include "backend/mpi/type_cache.hpp"
+#include "util/huge_pages.hpp"
 
 namespace accrete::detail {
 
@@ -85,8 +86,7 @@ namespace {
 // MPICH 4.0 does not); elsewhere nothing changes. madvise fails (EINVAL)
 // where the kernel has no transparent huge pages; that only means 4 KiB
 // pages, so the result is ignored.
-void advise_huge_pages(MPI_Win w, MPI_Comm comm) {
-  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+void advise_window_huge_pages(MPI_Win w, MPI_Comm comm) {
   int n = 0;
   ACCRETE_MPI(MPI_Comm_size(comm, &n));
   std::uintptr_t lo = UINTPTR_MAX, hi = 0;
@@ -99,9 +99,7 @@ void advise_huge_pages(MPI_Win w, MPI_Comm comm) {
     lo = std::min(lo, reinterpret_cast<std::uintptr_t>(b));
     hi = std::max(hi, reinterpret_cast<std::uintptr_t>(b) + std::uintptr_t(sz));
   }
-  lo = (lo + huge - 1) & ~(huge - 1);  // the whole 2 MiB pages inside
-  hi &= ~(huge - 1);
-  if (lo < hi) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+  if (lo < hi) advise_huge_pages(reinterpret_cast<void*>(lo), hi - lo);
 }
 }  // namespace
 #endif
@@ -118,7 +116,7 @@ void allocate_shared(std::size_t bytes, MPI_Info info, MPI_Comm comm, void* base
 #endif
   ACCRETE_MPI(MPI_Win_allocate_shared(MPI_Aint(bytes), 1, info, comm, base, win));
 #ifndef ACCRETE_SMPI
-  advise_huge_pages(*win, comm);
+  advise_window_huge_pages(*win, comm);
 #endif
 }
 
