@@ -128,7 +128,7 @@ struct sparse_state {
     };
     static constexpr std::size_t chunk = std::size_t(1) << 22;  // bytes
     std::vector<piece> pieces;
-    std::vector<huge_buffer> chunks;  // huge pages: each is written once, from fresh memory
+    std::vector<huge_buffer> chunks;  // huge pages after the first: each is written once, from fresh memory
     std::size_t used = 0, cap = 0;
     std::size_t contributions = 0;
     // `bytes` at an address aligned for T and int64, valid until clear().
@@ -137,7 +137,9 @@ struct sparse_state {
       bytes = (bytes + a - 1) / a * a;
       if (chunks.empty() || used + bytes > cap) {
         cap = std::max(chunk, bytes);
-        chunks.push_back(allocate_huge(cap));
+        // Not the first chunk: a small matrix's log would pin a whole
+        // 2 MiB page for its few pieces.
+        chunks.push_back(allocate_huge(cap, !chunks.empty()));
         used = 0;
       }
       std::byte* p = chunks.back().get() + used;

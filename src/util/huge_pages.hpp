@@ -37,10 +37,11 @@ struct huge_delete {
 };
 using huge_buffer = std::unique_ptr<std::byte[], huge_delete>;
 
-// `bytes` uninitialised, aligned to and advised for huge pages.
-inline huge_buffer allocate_huge(std::size_t bytes) {
+// `bytes` uninitialised, aligned to huge pages and, if `advise`, advised
+// for them.
+inline huge_buffer allocate_huge(std::size_t bytes, bool advise = true) {
   huge_buffer b(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{huge_page_bytes})));
-  advise_huge_pages(b.get(), bytes);
+  if (advise) advise_huge_pages(b.get(), bytes);
   return b;
 }
 
