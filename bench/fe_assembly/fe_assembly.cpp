@@ -635,13 +635,11 @@ struct bound_impl : impl {
     // In huge pages where the kernel grants them, as accrete's pattern and
     // values are (src/util/huge_pages.hpp): the same technique, so the
     // yardstick stays honest.
-    slot.reserve(keys.size());
-    accrete::detail::advise_huge_capacity(slot);
+    accrete::detail::reserve_huge(slot, keys.size());
     slot.resize(keys.size());
     for (std::size_t k = 0; k < keys.size(); ++k)
       slot[k] = std::int32_t(std::lower_bound(uniq.begin(), uniq.end(), keys[k]) - uniq.begin());
-    val.reserve(uniq.size());
-    accrete::detail::advise_huge_capacity(val);
+    accrete::detail::reserve_huge(val, uniq.size());
     val.assign(uniq.size(), 0.0);
   }
   void run(int round) override {

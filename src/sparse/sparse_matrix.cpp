@@ -335,12 +335,9 @@ struct layout_writer {
     dptr.assign(nl + 1, 0);
     optr.assign(nl + 1, 0);
     dfirst.assign(nl, 0);
-    col.reserve(most);
-    dcol.reserve(most);
-    dval.reserve(most);
-    advise_huge_capacity(col);
-    advise_huge_capacity(dcol);
-    advise_huge_capacity(dval);
+    reserve_huge(col, most);
+    reserve_huge(dcol, most);
+    reserve_huge(dval, most);
   }
   void push(std::int32_t c, const T& v) {
     col.push_back(c);
@@ -410,8 +407,7 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     for (std::int32_t i = 0; i < p.nr; ++i) ++first[std::size_t(p.rows[i]) + 1];
   for (std::int64_t r = 0; r < nl; ++r) first[std::size_t(r) + 1] += first[std::size_t(r)];
   std::vector<ref> refs;
-  refs.reserve(std::size_t(first.back()));
-  advise_huge_capacity(refs);
+  reserve_huge(refs, std::size_t(first.back()));
   refs.resize(std::size_t(first.back()));
   {
     std::vector<std::int64_t> at(first.begin(), first.end() - 1);

@@ -25,9 +25,10 @@ inline void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
   if (lo < hi) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
 }
 
-// A vector's reserved capacity, advised (nothing for small ones).
+// v.reserve(n), the capacity advised (nothing for small ones).
 template <class V>
-void advise_huge_capacity(const V& v) noexcept {
+void reserve_huge(V& v, std::size_t n) {
+  v.reserve(n);
   if (v.capacity() * sizeof(typename V::value_type) >= 2 * huge_page_bytes)
     advise_huge_pages(v.data(), v.capacity() * sizeof(typename V::value_type));
 }
