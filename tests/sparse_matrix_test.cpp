@@ -675,3 +675,143 @@ TEST(SparseMatrix, FloodingASleepingOwnerStaysWithinBufferCap) {
       for (std::int64_t j = 0; j < A.cols(); ++j) ASSERT_EQ(A.get(i, j), 0.5 * kFloods * (rank_n() - 1));
   }
 }
+
+// Where options meet: each configuration runs round 0 (pattern discovery),
+// a reopened round on top of it (salted elements: new entries when the
+// pattern grows), a reset round with the elements in reverse order (the
+// slot cache records again), and a replay of it. Exact against a serial
+// merge after every commit; a reset leaves the pattern's entries at zero.
+struct combination {
+  const char* name;
+  sparse_matrix_options opt;
+  int threads;
+};
+
+template <class T>
+T merged(merge_op op, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == merge_op::max) return std::max(a, b);
+    if (op == merge_op::min) return std::min(a, b);
+  }
+  return a + b;
+}
+
+template <class T>
+void combined_rounds(const combination& c) {
+  const sparse_matrix_options& o = c.opt;
+  sparse_matrix<T> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), o);
+  const std::int64_t m = A.rows(), n = A.cols();
+  const std::uint64_t salt = o.growing_pattern ? 99 : 0;
+  reference<T> ref;
+  // Round `round` of every element (salted or not), into ref as the owner merges it.
+  auto add_to_ref = [&](int round, std::uint64_t s) {
+    for (int e = 0; e < kElements; ++e) {
+      const element el = make_element(e, m, n, s);
+      const auto b = block_of<T>(el, e, round);
+      for (std::size_t j = 0; j < el.cols.size(); ++j)
+        for (std::size_t i = 0; i < el.rows.size(); ++i)
+          if (el.rows[i] >= A.row_begin() && el.rows[i] < A.row_end()) {
+            auto [it, fresh] = ref.try_emplace({el.rows[i], el.cols[j]}, T{});
+            it->second = merged(o.merge, it->second, b[j * el.rows.size() + i]);
+            (void)fresh;
+          }
+    }
+  };
+  // This process's elements, from `threads` threads, forwards or backwards.
+  auto run = [&](int round, std::uint64_t s, bool reversed) {
+    const int me = rank_me(), np = rank_n();
+    std::vector<int> mine;
+    for (int e = me; e < kElements; e += np) mine.push_back(e);
+    if (reversed) std::reverse(mine.begin(), mine.end());
+    auto work = [&](int t) {
+      for (std::size_t k = std::size_t(t); k < mine.size(); k += std::size_t(c.threads)) {
+        const element el = make_element(mine[k], m, n, s);
+        const auto b = block_of<T>(el, mine[k], round);
+        A.update(b.data(), std::int64_t(el.rows.size()), el.rows, el.cols);
+      }
+    };
+    std::vector<std::thread> ts;
+    for (int t = 1; t < c.threads; ++t) ts.emplace_back(work, t);
+    work(0);
+    for (auto& th : ts) th.join();
+    A.commit();
+  };
+  auto zero_ref = [&] {
+    for (auto& kv : ref) kv.second = T{};
+  };
+  SCOPED_TRACE(c.name);
+  run(0, 0, false);
+  add_to_ref(0, 0);
+  EXPECT_EQ(A.pattern_frozen(), !o.growing_pattern);
+  expect_rows(A, ref);
+  A.reopen();
+  run(1, salt, false);
+  add_to_ref(1, salt);
+  expect_rows(A, ref);
+  for (int round = 2; round < 4; ++round) {
+    A.reset();
+    run(round, 0, true);
+    zero_ref();
+    add_to_ref(round, 0);
+    SCOPED_TRACE("round " + std::to_string(round));
+    expect_rows(A, ref);
+  }
+}
+
+combination make_combination(const char* name, auto&& set, int threads = 1) {
+  combination c{name, {}, threads};
+  set(c.opt);
+  return c;
+}
+
+const std::vector<combination>& combinations() {
+  static const std::vector<combination> all = {
+      make_combination("growing, reproducible, small buffers, 3 threads",
+                       [](auto& o) {
+                         o.growing_pattern = true;
+                         o.reproducible = true;
+                         o.buffer_cap = 2048;
+                         o.coalesce_bytes = 256;
+                       },
+                       3),
+      make_combination("growing, max, alltoall",
+                       [](auto& o) {
+                         o.growing_pattern = true;
+                         o.merge = merge_op::max;
+                         o.strategy = update_strategy::alltoall;
+                       }),
+      make_combination("frozen, reproducible, alltoall, no slot cache",
+                       [](auto& o) {
+                         o.reproducible = true;
+                         o.strategy = update_strategy::alltoall;
+                         o.cache_slots = false;
+                       }),
+      make_combination("frozen, min, small buffers, 2 threads",
+                       [](auto& o) {
+                         o.merge = merge_op::min;
+                         o.buffer_cap = 1024;
+                         o.coalesce_bytes = 128;
+                       },
+                       2),
+      make_combination("frozen, reproducible, slot cache, 2 threads",
+                       [](auto& o) { o.reproducible = true; }, 2),
+      make_combination("growing, no slot cache, 2 threads",
+                       [](auto& o) {
+                         o.growing_pattern = true;
+                         o.cache_slots = false;
+                       },
+                       2),
+  };
+  return all;
+}
+
+TEST(SparseMatrix, OptionCombinationsDouble) {
+  for (const auto& c : combinations()) combined_rounds<double>(c);
+}
+TEST(SparseMatrix, OptionCombinationsFloat) {
+  for (const auto& c : combinations()) combined_rounds<float>(c);
+}
+TEST(SparseMatrix, OptionCombinationsComplex) {
+  for (const auto& c : combinations())
+    if (c.opt.merge == merge_op::sum) combined_rounds<std::complex<double>>(c);
+}

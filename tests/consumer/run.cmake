@@ -7,7 +7,11 @@
 #  2. a project asking for accrete 99.0, which must fail to configure;
 #  3. Makefile builds with only pkg-config: a C, a C++ and a UPC++ program
 #     (upcxx.pc), and a Fortran one when the Fortran module was installed;
-#  4. every installed public header compiled with strict warnings as errors.
+#  4. every installed public header compiled with strict warnings as errors;
+#  5. UPC++'s front doors: a UPC++ program built with the installed upcxx
+#     wrapper (asking for C++17) and started with upcxx-run, one built by a
+#     Makefile from upcxx-meta, one by find_package(UPCXX); upcxx-run
+#     refusing a size it cannot give.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 separate_arguments(pre UNIX_COMMAND "${PREFLAGS}")
@@ -49,6 +53,7 @@ endfunction()
 cmake_consumer(cxx-only ${SOURCE_DIR} consumer)
 cmake_consumer(c-only ${SOURCE_DIR}/c c_consumer)
 cmake_consumer(upcxx ${SOURCE_DIR}/upcxx upcxx_consumer)
+cmake_consumer(upcxx-find ${SOURCE_DIR}/upcxx-find upcxx_find_consumer)
 if(_mods)
   cmake_consumer(fortran-only ${SOURCE_DIR}/fortran f_consumer)
   cmake_consumer(mixed ${SOURCE_DIR}/mixed c_consumer cxx_consumer f_consumer)
@@ -111,3 +116,32 @@ foreach(pair "g++;${_gxx};${_gcc}" "clang++;${_clangxx};${_clang}")
        -DCMAKE_C_COMPILER=${cc} -DSTRICT_ONE_TU=${one_tu})
   step("compile every public header strictly (${name})" ${CMAKE_COMMAND} --build ${WORK_DIR}/strict-${name})
 endforeach()
+
+# 5. upcxx, upcxx-meta, upcxx-run.
+set(bin ${prefix}/bin)
+file(MAKE_DIRECTORY ${WORK_DIR}/upcxx-tools)
+execute_process(COMMAND ${bin}/upcxx -O -std=c++17 -Wall -Wextra ${SOURCE_DIR}/upcxx/hello.cpp
+                -o ${WORK_DIR}/upcxx-tools/hello RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc OR NOT err MATCHES "upcxx: -std=c[+][+]17 is below C[+][+]20")
+  message(FATAL_ERROR "upcxx -std=c++17 should compile with C++20 and say so, got rc=${rc}:\n${out}\n${err}")
+endif()
+message(STATUS "compile with the upcxx wrapper (-std=c++17 raised to C++20, with a note): ok")
+function(upcxx_run_on_2 what)
+  step("${what}" ${CMAKE_COMMAND} -E env "ACCRETE_MPIEXEC_FLAGS=${PREFLAGS}" ${bin}/upcxx-run ${ARGN})
+  string(REGEX MATCHALL "rank [01]: ok" oks "${step_output}")
+  list(LENGTH oks n)
+  if(NOT n EQUAL 2)
+    message(FATAL_ERROR "${what}: expected 'rank 0: ok' and 'rank 1: ok', got:\n${step_output}")
+  endif()
+endfunction()
+upcxx_run_on_2("run it with upcxx-run" -n 2 -shared-heap 64MB ${WORK_DIR}/upcxx-tools/hello)
+file(MAKE_DIRECTORY ${WORK_DIR}/upcxx-meta)
+step("make the upcxx-meta consumer" make -C ${WORK_DIR}/upcxx-meta -f ${SOURCE_DIR}/upcxx-meta/Makefile
+     SRC=${SOURCE_DIR} META=${bin}/upcxx-meta)
+upcxx_run_on_2("run the upcxx-meta consumer" -np 2 ${WORK_DIR}/upcxx-meta/upcxx_meta_consumer)
+execute_process(COMMAND ${bin}/upcxx-run -n 2 -shared-heap 50% ${WORK_DIR}/upcxx-tools/hello
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "-shared-heap takes a size like 512M or 2GB, not '50%'")
+  message(FATAL_ERROR "upcxx-run -shared-heap 50% should fail naming the value, got rc=${rc}:\n${err}")
+endif()
+message(STATUS "upcxx-run -shared-heap 50% refused: ok")
