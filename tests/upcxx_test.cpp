@@ -123,11 +123,26 @@ TEST(Upcxx, FuturesAndPromises) {
   upcxx::future<std::string> h = g.then([](int x) { return std::to_string(x * 2); });
   upcxx::future<int, std::string> both = upcxx::when_all(g, h);
   EXPECT_FALSE(both.is_ready());
-  p.fulfill_result(21);
-  EXPECT_FALSE(both.is_ready());  // the initial dependency is still there
-  p.finalize();
+  p.fulfill_result(21);  // fulfills the one dependency a promise starts with
   EXPECT_TRUE(both.is_ready());
   EXPECT_EQ(both.result<1>(), "42");
+
+  // fulfill_result counts one dependency of any promise, empty ones too.
+  upcxx::promise<> e;
+  upcxx::future<> ef = e.get_future();
+  e.fulfill_result();
+  EXPECT_TRUE(ef.is_ready());
+  upcxx::promise<long> two(2);
+  two.fulfill_result(5L);
+  EXPECT_FALSE(two.get_future().is_ready());
+  EXPECT_EQ(two.finalize().wait(), 5L);
+  upcxx::promise<int> extra;
+  extra.require_anonymous(1);
+  extra.fulfill_result(3);
+  EXPECT_FALSE(extra.get_future().is_ready());
+  extra.fulfill_anonymous(1);
+  EXPECT_EQ(extra.get_future().wait(), 3);
+  EXPECT_THROW(upcxx::promise<int>(0), std::logic_error);
 
   upcxx::promise<> counted;
   counted.require_anonymous(2);
@@ -626,4 +641,84 @@ TEST(Upcxx, TeamCreateFromLists) {
   else
     EXPECT_THROW(upcxx::world().create(all), accrete::error);
   upcxx::barrier();
+}
+
+// upcxx::bind: leading arguments bound, serialized with the function when
+// it travels (an RPC, a remote completion); called locally too.
+namespace {
+int add3(int a, int b, int c) { return a + b + c; }
+}  // namespace
+TEST(Upcxx, BindTravelsWithItsArguments) {
+  auto local = upcxx::bind([](int a, const std::string& s) { return a + int(s.size()); }, 4);
+  EXPECT_EQ(local(std::string("abc")), 7);
+  auto remote = upcxx::bind(&add3, upcxx::rank_me(), 10);
+  EXPECT_EQ(upcxx::rpc(right(), remote, 100).wait(), upcxx::rank_me() + 110);
+  auto named = upcxx::bind([](const std::string& s, int k) { return s + std::to_string(k); }, std::string("rank "));
+  EXPECT_EQ(upcxx::rpc(left(), named, upcxx::rank_me()).wait(), "rank " + std::to_string(upcxx::rank_me()));
+  upcxx::barrier();
+}
+
+// Serialization through a class's own member type upcxx_serialization,
+// including one whose deserialize builds another type.
+struct wire_sum {
+  std::vector<int> parts;
+};
+struct with_member_rule {
+  int a = 0;
+  std::string s;
+  struct upcxx_serialization {
+    template <class Writer>
+    static void serialize(Writer& w, const with_member_rule& x) {
+      w.write(x.a);
+      w.write(x.s);
+    }
+    template <class Reader>
+    static with_member_rule* deserialize(Reader& r, void* storage) {
+      auto* x = new (storage) with_member_rule;
+      x->a = r.template read<int>();
+      x->s = r.template read<std::string>();
+      return x;
+    }
+  };
+};
+struct summed {
+  long total = 0;
+};
+struct sums_on_arrival {
+  std::vector<int> parts;
+  struct upcxx_serialization {
+    template <class Writer>
+    static void serialize(Writer& w, const sums_on_arrival& x) {
+      w.write(x.parts);
+    }
+    template <class Reader>
+    static summed* deserialize(Reader& r, void* storage) {
+      long t = 0;
+      for (int v : r.template read<std::vector<int>>()) t += v;
+      return new (storage) summed{t};
+    }
+  };
+};
+static_assert(std::is_same_v<upcxx::deserialized_type_t<sums_on_arrival>, summed>);
+TEST(Upcxx, MemberSerializationRules) {
+  with_member_rule x{upcxx::rank_me(), "from " + std::to_string(upcxx::rank_me())};
+  std::string got = upcxx::rpc(right(), [](const with_member_rule& y) { return y.s + "/" + std::to_string(y.a); }, x)
+                        .wait();
+  EXPECT_EQ(got, "from " + std::to_string(upcxx::rank_me()) + "/" + std::to_string(upcxx::rank_me()));
+  sums_on_arrival p{{1, 2, 3, upcxx::rank_me()}};
+  EXPECT_EQ(upcxx::rpc(left(), [](const summed& s) { return s.total; }, p).wait(), 6L + upcxx::rank_me());
+  upcxx::barrier();
+}
+
+// UPCXX_ASSERT_ALWAYS that holds does nothing; its message is not built.
+TEST(Upcxx, AssertThatHolds) {
+  int built = 0;
+  auto note = [&] {
+    ++built;
+    return "never";
+  };
+  UPCXX_ASSERT_ALWAYS(upcxx::rank_n() >= 1, note());
+  UPCXX_ASSERT_ALWAYS(true);
+  UPCXX_ASSERT(upcxx::rank_me() >= 0, "rank " << upcxx::rank_me());
+  EXPECT_EQ(built, 0);
 }

@@ -26,10 +26,13 @@
 // accrete/ that each section names.
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <new>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -255,8 +258,46 @@ using accrete::delete_array;
 
 using accrete::future;
 using accrete::make_future;
-using accrete::promise;
 using accrete::when_all;
+
+/// UPC++'s promise (spec: Futures and Promises): one dependency counter,
+/// initially `dependency_count` (1); fulfill_result(values...) stores the
+/// values and fulfills one dependency, so `promise<int> p;
+/// p.fulfill_result(3);` is ready, and a promise handed to operations
+/// (as_promise) is finished with finalize(). (accrete::promise, which this
+/// builds on, counts the values apart from the anonymous dependencies.)
+/// Completion, progress and thread safety as accrete::promise.
+template <class... T>
+class promise : public accrete::promise<T...> {
+  using base = accrete::promise<T...>;
+
+ public:
+  /// dependency_count >= 1 for a promise of values (they fulfill one).
+  explicit promise(std::intptr_t dependency_count = 1) : base(base_count(dependency_count)) {}
+  promise(promise&&) noexcept = default;
+  promise& operator=(promise&&) noexcept = default;
+
+  /// Stores the values (once) and fulfills one dependency.
+  template <class... U>
+  void fulfill_result(U&&... values) {
+    base::fulfill_result(std::forward<U>(values)...);
+    // accrete's promise<> counts no value: the one dependency is anonymous.
+    if constexpr (sizeof...(T) == 0) base::fulfill_anonymous(1);
+  }
+
+ private:
+  static std::intptr_t base_count(std::intptr_t n) {
+    if constexpr (sizeof...(T) == 0) {
+      return n;
+    } else {
+      // The base counts the values as a dependency of their own.
+      if (n < 1)
+        throw std::logic_error("upcxx::promise: a promise of values needs a dependency count of at least 1 (got " +
+                               std::to_string(n) + ")");
+      return n - 1;
+    }
+  }
+};
 
 /// A future of x: x itself if it is a future, a ready future<X> otherwise
 /// (spec: Futures and Promises).
@@ -429,16 +470,13 @@ auto returned(std::tuple<F...>&& t) {
 }
 
 // A promise request on an operation whose completion is `done`: one
-// anonymous dependency now, released at completion; a promise<T> on an
-// operation that produces a T (rget of one value) also gets the value.
+// dependency now, fulfilled at completion, with the value when the
+// operation produces one for a promise<T> (rget of one value).
 template <class Done, class... P>
 void fulfill_when(const Done& done, promise<P...>* p) {
   p->require_anonymous(1);
   if constexpr (sizeof...(P) > 0 && std::is_same_v<Done, future<P...>>) {
-    done.then([p](const P&... v) {
-      p->fulfill_result(v...);
-      p->fulfill_anonymous(1);
-    });
+    done.then([p](const P&... v) { p->fulfill_result(v...); });  // fulfills the one required
   } else {
     done.then([p](const auto&...) { p->fulfill_anonymous(1); });
   }
@@ -453,7 +491,7 @@ inline constexpr bool is_lpc<lpc_cx<Fn, Src>> = true;
 // progress, not before.
 template <class... V>
 future<std::decay_t<V>...> deferred(const V&... v) {
-  auto pr = std::make_shared<promise<std::decay_t<V>...>>();
+  auto pr = std::make_shared<accrete::promise<std::decay_t<V>...>>();
   auto f = pr->get_future();
   accrete::run_at_progress([pr, v...] {
     if constexpr (sizeof...(V) > 0) pr->fulfill_result(v...);
@@ -668,16 +706,55 @@ auto rpc_ff(intrank_t recipient, Cxs&& cxs, F&& f, Args&&... args) {
 /// read<U>(), read_into<U>(storage), read_sequence_into<U>(storage, n),
 /// skip<U>() and skip_sequence<U>(n) (accrete::writer and accrete::reader).
 /// deserialize constructs the object in `storage` and returns it.
+///
+/// Or give the class a public member type `upcxx_serialization` with the
+/// same two static members. deserialize may construct another type than T
+/// (its pointer's type is then what an RPC argument of type T reads back
+/// as, deserialized_type_t<T>).
 template <class T>
 struct serialization {
   /// Marks the primary template (no rule for T); internal.
   using upcxx_no_rule_ = void;
 };
+template <class T>
+requires requires { typename T::upcxx_serialization; }
+struct serialization<T> : T::upcxx_serialization {};
 
 namespace detail {
 template <class T>
 concept user_rule = !requires { typename upcxx::serialization<T>::upcxx_no_rule_; };
+// What a user rule's deserialize constructs.
+template <class T>
+using user_deserialized_t = std::remove_pointer_t<decltype(upcxx::serialization<T>::deserialize(
+    std::declval<accrete::reader&>(), static_cast<void*>(nullptr)))>;
 }  // namespace detail
+
+/// A callable with some leading arguments bound (spec: RPC, bind): calling
+/// it with `more...` calls f(bound..., more...). Serializable when f and
+/// the bound values are (a function pointer travels as accrete's RPCs send
+/// one), so it may be the function of an rpc or remote_cx::as_rpc; the
+/// bound values are serialized and read back at the target.
+template <class F, class... B>
+struct bound_function {
+  F fn;
+  std::tuple<B...> bound;
+  template <class... A>
+  decltype(auto) operator()(A&&... more) {
+    return std::apply([&](B&... b) -> decltype(auto) { return std::invoke(fn, b..., std::forward<A>(more)...); },
+                      bound);
+  }
+  template <class... A>
+  decltype(auto) operator()(A&&... more) const {
+    return std::apply(
+        [&](const B&... b) -> decltype(auto) { return std::invoke(fn, b..., std::forward<A>(more)...); }, bound);
+  }
+};
+
+/// f with `args` bound as its first arguments (decayed copies).
+template <class F, class... Args>
+bound_function<std::decay_t<F>, std::decay_t<Args>...> bind(F&& f, Args&&... args) {
+  return {std::forward<F>(f), std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)};
+}
 
 /// Whether T is serialized as its bytes / at all / what it reads back as
 /// (spec: Serialization).
@@ -958,6 +1035,19 @@ class atomic_domain {
 
 // ---- Utilities ------------------------------------------------------------------------
 
+namespace detail {
+// UPCXX_ASSERT's failure: one line on stderr, then abort.
+[[noreturn]] inline void assert_failed(const char* cond, const char* file, int line, const std::string& msg) {
+  std::ostringstream os;
+  os << "UPCXX_ASSERT failed on rank " << (accrete::initialized() ? accrete::rank_me() : -1) << ": " << cond << " ("
+     << file << ":" << line << ")";
+  if (!msg.empty()) os << ": " << msg;
+  os << "\n";
+  std::cerr << os.str() << std::flush;
+  std::abort();
+}
+}  // namespace detail
+
 /// Writes one line to standard output, prefixed with this process's rank,
 /// when the statement ends: `upcxx::say() << "x = " << x;` (as in the
 /// UPC++ programmer's guide).
@@ -998,24 +1088,77 @@ class say {
 #define UPCXX_SERIALIZED_BASE(B) ACCRETE_SERIALIZED_BASE(B)
 ///@}
 
-/// A upcxx::serialization<T> specialization is how accrete serializes T.
+/// A upcxx::serialization<T> specialization (or T::upcxx_serialization) is
+/// how accrete serializes T.
 template <class T>
 requires upcxx::detail::user_rule<T>
 struct accrete::serialization<T> {
   /// accrete's rule protocol over the UPC++ one.
   ///@{
+  using deserialized_type = upcxx::detail::user_deserialized_t<T>;
   static void serialize(accrete::writer& w, const T& x) { upcxx::serialization<T>::serialize(w, x); }
-  static T deserialize(accrete::reader& r) {
-    alignas(T) std::byte storage[sizeof(T)];
-    T* p = upcxx::serialization<T>::deserialize(r, storage);
+  static deserialized_type deserialize(accrete::reader& r) {
+    using U = deserialized_type;
+    alignas(U) std::byte storage[sizeof(U)];
+    U* p = upcxx::serialization<T>::deserialize(r, storage);
     struct destroy {
-      T* p;
-      ~destroy() { p->~T(); }
+      U* p;
+      ~destroy() { p->~U(); }
     } d{p};
-    return T(std::move(*p));
+    return U(std::move(*p));
   }
   ///@}
 };
+
+/// upcxx::bind's result travels as its function, then its bound values.
+template <class F, class... B>
+struct accrete::serialization<upcxx::bound_function<F, B...>> {
+  /// accrete's rule protocol.
+  ///@{
+  static constexpr bool enabled =
+      (accrete::detail::is_function_pointer_v<F> || accrete::is_serializable_v<F>) &&
+      (accrete::is_serializable_v<B> && ...);
+  using deserialized_type = upcxx::bound_function<F, accrete::deserialized_type_t<B>...>;
+  static void serialize(accrete::writer& w, const upcxx::bound_function<F, B...>& b) {
+    accrete::detail::write_callable(w, b.fn);
+    std::apply([&](const B&... v) { (w.write(v), ...); }, b.bound);
+  }
+  static deserialized_type deserialize(accrete::reader& r) {
+    F f = accrete::detail::read_callable<F>(r);
+    // Braces: the values are read left to right.
+    return deserialized_type{std::move(f), std::tuple<accrete::deserialized_type_t<B>...>{r.read<B>()...}};
+  }
+  ///@}
+};
+
+/// Checks `cond` and, when it is false, prints the condition, where it is,
+/// the rank and the optional message (anything `std::ostream <<` takes,
+/// `"x = " << x` too) to stderr and aborts. UPCXX_ASSERT checks only when
+/// UPCXX_ASSERT_ENABLED is non-zero (upcxx -codemode=debug; by default
+/// unless NDEBUG is defined) and then does not evaluate its arguments;
+/// UPCXX_ASSERT_ALWAYS always checks.
+///@{
+#ifndef UPCXX_ASSERT_ENABLED
+#ifdef NDEBUG
+#define UPCXX_ASSERT_ENABLED 0
+#else
+#define UPCXX_ASSERT_ENABLED 1
+#endif
+#endif
+#define UPCXX_ASSERT_ALWAYS(cond, ...)                                                                   \
+  do {                                                                                                   \
+    if (!(cond)) {                                                                                       \
+      std::ostringstream upcxx_assert_msg_;                                                              \
+      upcxx_assert_msg_ << "" __VA_OPT__(<< __VA_ARGS__);                                                \
+      ::upcxx::detail::assert_failed(#cond, __FILE__, __LINE__, upcxx_assert_msg_.str());                \
+    }                                                                                                    \
+  } while (0)
+#if UPCXX_ASSERT_ENABLED
+#define UPCXX_ASSERT(cond, ...) UPCXX_ASSERT_ALWAYS(cond __VA_OPT__(, ) __VA_ARGS__)
+#else
+#define UPCXX_ASSERT(cond, ...) ((void)0)
+#endif
+///@}
 
 /// A global pointer to member `field` of the object gp points to (spec:
 /// Global Pointers, upcxx_memberof). The class must be standard-layout
