@@ -722,3 +722,26 @@ TEST(Upcxx, AssertThatHolds) {
   UPCXX_ASSERT(upcxx::rank_me() >= 0, "rank " << upcxx::rank_me());
   EXPECT_EQ(built, 0);
 }
+
+// copy with a pointer to local memory at one end, and the entry_barrier
+// argument of the collective destroys.
+TEST(Upcxx, CopyWithALocalEndAndEntryBarriers) {
+  const int n = 50;
+  auto all = everyones(upcxx::new_array<int>(n));
+  std::vector<int> src(n), back(n, -1);
+  for (int i = 0; i < n; ++i) src[std::size_t(i)] = upcxx::rank_me() * 1000 + i;
+  upcxx::copy(src.data(), all[std::size_t(right())], std::size_t(n)).wait();
+  upcxx::barrier();
+  upcxx::promise<> got;
+  upcxx::copy(all[std::size_t(right())], back.data(), std::size_t(n), upcxx::operation_cx::as_promise(got));
+  got.finalize().wait();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(back[std::size_t(i)], upcxx::rank_me() * 1000 + i) << i;
+  upcxx::team half = upcxx::world().split(upcxx::rank_me() % 2, 0);
+  upcxx::atomic_domain<int> ad({upcxx::atomic_op::fetch_add}, half);
+  EXPECT_EQ(ad.fetch_add(all[std::size_t(upcxx::rank_me())], 1, std::memory_order_relaxed).wait(),
+            upcxx::rank_me() == 0 ? (upcxx::rank_n() - 1) * 1000 : (upcxx::rank_me() - 1) * 1000);
+  ad.destroy(upcxx::entry_barrier::user);
+  half.destroy(upcxx::entry_barrier::none);
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(upcxx::rank_me())]);
+}

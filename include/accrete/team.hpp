@@ -14,6 +14,11 @@ struct team_access;  // src/backend/mpi/team.cpp
 }
 class team;
 
+/// The synchronization a collective destroy starts with (UPC++'s
+/// entry_barrier): none, one with internal progress only, or one with
+/// user-level progress.
+enum class entry_barrier { none, internal, user };
+
 /// A team's name, the same on every member and trivially copyable, so it
 /// can travel in an RPC (UPC++'s team_id). here() finds the caller's team
 /// of that name.
@@ -90,10 +95,11 @@ class team {
   MPI_Comm mpi_comm() const;
   /// This team's name on every member (see team_id).
   team_id id() const noexcept { return team_id(key_); }
-  /// Collective over the team: waits for every member (a barrier), then
+  /// Collective over the team: waits for every member (a barrier, whatever
+  /// `lev` says: freeing the communicator is collective anyway), then
   /// frees the communicator; the team is empty afterwards, as if moved
   /// from. world() and local_team() cannot be destroyed (accrete::error).
-  void destroy();
+  void destroy(entry_barrier lev = entry_barrier::user);
 
   /// Internal: wraps an existing communicator.
   team(MPI_Comm comm, bool owned);

@@ -657,6 +657,23 @@ auto copy(global_ptr<T> src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = 
   return detail::deliver(done, cxs);
 }
 
+/// copy with a local end (spec: copy takes a global pointer or a pointer
+/// to host memory at either end): an rput or an rget.
+///@{
+template <class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto copy(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
+  return detail::deliver(accrete::rput(src, dest, count), cxs);
+}
+template <class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto copy(global_ptr<T> src, T* dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
+  return detail::deliver(accrete::rget(src, dest, count), cxs);
+}
+///@}
+
 using accrete::rget_irregular;
 using accrete::rget_regular;
 using accrete::rget_strided;
@@ -779,6 +796,7 @@ using accrete::broadcast;
 using accrete::local_team;
 using accrete::reduce_all;
 using accrete::reduce_one;
+using accrete::entry_barrier;
 using accrete::team;
 using accrete::team_id;
 using accrete::world;
@@ -884,8 +902,12 @@ class atomic_domain {
   atomic_domain(const atomic_domain&) = delete;
   atomic_domain& operator=(const atomic_domain&) = delete;
 
-  /// Collective: releases the domain (spec: before the team is destroyed).
-  void destroy() { d_.destroy(); }
+  /// Collective: releases the domain (spec: before the team is destroyed),
+  /// after a barrier unless `lev` is entry_barrier::none.
+  void destroy(entry_barrier lev = entry_barrier::user) {
+    if (lev != entry_barrier::none) accrete::barrier();
+    d_.destroy();
+  }
 
   // Every operation takes an optional completion request (default: a
   // future for operation completion); fetching ones deliver their value to

@@ -211,7 +211,7 @@ team team::create_from(const std::vector<int>& ranks) const {
   return split(color, key < 0 ? 0 : key);
 }
 
-void team::destroy() {
+void team::destroy(entry_barrier) {
   detail::require_initialized("team::destroy()");
   detail::require_master("accrete::team::destroy");
   if (this == world_team.get() || this == node_team.get())
