@@ -745,3 +745,25 @@ TEST(Upcxx, CopyWithALocalEndAndEntryBarriers) {
   upcxx::barrier();
   upcxx::delete_array(all[std::size_t(upcxx::rank_me())]);
 }
+
+// os_env (and the experimental:: names later UPC++ releases use).
+TEST(Upcxx, OsEnv) {
+  ::setenv("ACCRETE_TEST_OS_ENV_INT", "42", 1);
+  ::setenv("ACCRETE_TEST_OS_ENV_SIZE", "3MB", 1);
+  ::setenv("ACCRETE_TEST_OS_ENV_BAD", "4x", 1);
+  ::unsetenv("ACCRETE_TEST_OS_ENV_UNSET");
+  EXPECT_EQ(upcxx::os_env<int>("ACCRETE_TEST_OS_ENV_INT", 7), 42);
+  EXPECT_EQ(upcxx::os_env<int>("ACCRETE_TEST_OS_ENV_UNSET", 7), 7);
+  EXPECT_EQ(upcxx::os_env<std::string>("ACCRETE_TEST_OS_ENV_SIZE", ""), "3MB");
+  EXPECT_FALSE(upcxx::os_env<double>("ACCRETE_TEST_OS_ENV_UNSET").has_value());
+  EXPECT_EQ(upcxx::os_env<std::size_t>("ACCRETE_TEST_OS_ENV_SIZE", 0, 1), std::size_t(3) << 20);
+  EXPECT_EQ(upcxx::os_env<std::size_t>("ACCRETE_TEST_OS_ENV_INT", 0, 1024), std::size_t(42) * 1024);
+  EXPECT_EQ(upcxx::experimental::os_env<int>("ACCRETE_TEST_OS_ENV_INT", 0), 42);
+  try {
+    (void)upcxx::os_env<int>("ACCRETE_TEST_OS_ENV_BAD", 0);
+    ADD_FAILURE() << "a value that is not an int was accepted";
+  } catch (const accrete::error& e) {
+    EXPECT_NE(std::string(e.what()).find("ACCRETE_TEST_OS_ENV_BAD=4x"), std::string::npos) << e.what();
+  }
+  upcxx::experimental::say() << "os_env read";
+}

@@ -25,12 +25,14 @@
 // Progress, completion and atomicity are accrete's: see the headers under
 // accrete/ that each section names.
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -1098,6 +1100,66 @@ class say {
  private:
   std::ostringstream out_;
 };
+
+/// The environment variable `name` read as a T (std::string: the whole
+/// value; other types as `std::istream >>` reads them), in this process.
+/// Unset: `otherwise`. A value that does not read as a T throws
+/// accrete::error naming the variable and the value. (UPC++'s os_env.)
+///@{
+template <class T>
+std::optional<T> os_env(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (!v) return std::nullopt;
+  if constexpr (std::is_same_v<T, std::string>) {
+    return std::string(v);
+  } else {
+    std::istringstream in(v);
+    T x{};
+    if (!(in >> x) || !(in >> std::ws).eof())
+      throw accrete::error("upcxx::os_env: " + name + "=" + v + " is not a value of the type asked for");
+    return x;
+  }
+}
+template <class T>
+T os_env(const std::string& name, const T& otherwise) {
+  std::optional<T> v = os_env<T>(name);
+  return v ? *v : otherwise;
+}
+/// A memory size: digits with an optional K, M, G or T suffix (B or iB
+/// may follow: 512MB, 4GiB); a bare number counts units of
+/// `mem_size_multiplier` bytes.
+template <class T>
+T os_env(const std::string& name, const T& otherwise, std::size_t mem_size_multiplier) {
+  std::optional<std::string> v = os_env<std::string>(name);
+  if (!v) return otherwise;
+  std::size_t used = 0;
+  unsigned long long n = 0;
+  try {
+    n = std::stoull(*v, &used);
+  } catch (const std::exception&) {
+    throw accrete::error("upcxx::os_env: " + name + "=" + *v + " is not a memory size (like 512M or 4GB)");
+  }
+  std::string unit = v->substr(used);
+  for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && (unit.ends_with("IB") || unit.ends_with("B")))
+    unit.erase(unit.size() - (unit.ends_with("IB") ? 2 : 1));
+  unsigned long long mult = mem_size_multiplier;
+  if (unit == "K") mult = 1ull << 10;
+  else if (unit == "M") mult = 1ull << 20;
+  else if (unit == "G") mult = 1ull << 30;
+  else if (unit == "T") mult = 1ull << 40;
+  else if (!unit.empty() && unit != "B")
+    throw accrete::error("upcxx::os_env: " + name + "=" + *v + " is not a memory size (like 512M or 4GB)");
+  else if (unit == "B") mult = 1;
+  return T(n * mult);
+}
+///@}
+
+/// Names UPC++ releases after the specification's 2020.10 keep here.
+namespace experimental {
+using upcxx::os_env;
+using upcxx::say;
+}  // namespace experimental
 
 }  // namespace upcxx
 
