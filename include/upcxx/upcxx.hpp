@@ -1218,9 +1218,9 @@ struct accrete::serialization<upcxx::bound_function<F, B...>> {
 /// Checks `cond` and, when it is false, prints the condition, where it is,
 /// the rank and the optional message (anything `std::ostream <<` takes,
 /// `"x = " << x` too) to stderr and aborts. UPCXX_ASSERT checks only when
-/// UPCXX_ASSERT_ENABLED is non-zero (upcxx -codemode=debug; by default
-/// unless NDEBUG is defined) and then does not evaluate its arguments;
-/// UPCXX_ASSERT_ALWAYS always checks.
+/// UPCXX_ASSERT_ENABLED is non-zero (by default: unless NDEBUG is defined)
+/// and otherwise does not evaluate its arguments; UPCXX_ASSERT_ALWAYS
+/// always checks.
 ///@{
 #ifndef UPCXX_ASSERT_ENABLED
 #ifdef NDEBUG
