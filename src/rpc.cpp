@@ -213,6 +213,11 @@ void dist_remove(const dist_key& k) noexcept {
   rs().objects.erase(k);
 }
 
+void dist_move(const dist_key& k, void* obj) noexcept {
+  backend_guard g;
+  if (auto it = rs().objects.find(k); it != rs().objects.end()) it->second = obj;
+}
+
 void* dist_find(const dist_key& k) noexcept {
   backend_guard g;
   auto& o = rs().objects;

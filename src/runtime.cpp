@@ -12,6 +12,7 @@ namespace accrete {
 namespace detail {
 void backend_init(const init_options& opts);
 void backend_finalize();
+void finalize_drain();
 void team_init();
 void team_finalize();
 void segment_init();
@@ -26,6 +27,7 @@ void init(const init_options& opts) {
 
 void finalize() {
   detail::require_initialized("finalize()");
+  detail::finalize_drain();
   detail::team_finalize();
   detail::segment_finalize();
   detail::backend_finalize();

@@ -9,21 +9,6 @@ if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
   endforeach()
 endif()
 
-# A UPC++ program that uses a device memory kind must not compile, and the
-# compiler must say why.
-set(_upcxx_device_kind ${CMAKE_CURRENT_BINARY_DIR}/upcxx_device_kind.cpp)
-file(WRITE ${_upcxx_device_kind} [=[
-#include <upcxx/upcxx.hpp>
-void f() {
-  upcxx::cuda_device gpu(0);
-  (void)gpu;
-}
-]=])
-add_test(NAME upcxx_device_kind_diagnostic
-  COMMAND ${MPI_CXX_COMPILER} -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${_upcxx_device_kind})
-set_tests_properties(upcxx_device_kind_diagnostic PROPERTIES
-  PASS_REGULAR_EXPRESSION "device memory kinds .* are not supported")
-
 # A failing UPCXX_ASSERT_ALWAYS says what failed, where, on which rank, with
 # its message (the program then aborts; the line is what is checked).
 add_executable(upcxx_assert_failure upcxx_assert_failure.cpp)
@@ -32,3 +17,22 @@ add_test(NAME upcxx_assert_failure
   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:upcxx_assert_failure>)
 set_tests_properties(upcxx_assert_failure PROPERTIES ENVIRONMENT "${ACCRETE_MPI_ENV}" TIMEOUT 60
   PASS_REGULAR_EXPRESSION "UPCXX_ASSERT failed on rank 0: parts == 4 \\([^)]*upcxx_assert_failure.cpp:9\\): parts = 3")
+
+# finalize() runs the RPCs that reach a process already in it (UPC++'s
+# finalize begins with a barrier that makes user-level progress).
+add_executable(upcxx_finalize_test upcxx_finalize_test.cpp)
+target_link_libraries(upcxx_finalize_test PRIVATE accrete::upcxx)
+foreach(np 2 3)
+  foreach(ns 0 1)
+    set(_env ${ACCRETE_MPI_ENV})
+    set(_name upcxx_finalize_test.np${np})
+    if(NOT ns EQUAL 0)
+      list(APPEND _env ACCRETE_NODE_SIZE=${ns})
+      set(_name ${_name}.node${ns})
+    endif()
+    add_test(NAME ${_name}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${ACCRETE_MPIEXEC_PREFLAGS}
+              $<TARGET_FILE:upcxx_finalize_test>)
+    set_tests_properties(${_name} PROPERTIES ENVIRONMENT "${_env}" TIMEOUT 60 PROCESSORS ${np})
+  endforeach()
+endforeach()

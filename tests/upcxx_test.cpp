@@ -24,6 +24,16 @@ std::vector<upcxx::global_ptr<int>> everyones(upcxx::global_ptr<int> mine) {
   return all;
 }
 
+// Objects constructed before init(): inactive (UPC++ 2023.3's placeholders).
+upcxx::team early_team;
+upcxx::atomic_domain<std::int64_t> early_domain;
+upcxx::dist_object<std::vector<int>> early_object;
+upcxx::cuda_device early_gpu;
+upcxx::device_allocator<upcxx::cuda_device> early_allocator;
+
+// Remote completions counted at their target.
+int arrived = 0;
+
 int right() { return (upcxx::rank_me() + 1) % upcxx::rank_n(); }
 int left() { return (upcxx::rank_me() + upcxx::rank_n() - 1) % upcxx::rank_n(); }
 
@@ -766,4 +776,237 @@ TEST(Upcxx, OsEnv) {
     EXPECT_NE(std::string(e.what()).find("ACCRETE_TEST_OS_ENV_BAD=4x"), std::string::npos) << e.what();
   }
   upcxx::experimental::say() << "os_env read";
+}
+
+// Default-constructed objects are inactive; moves carry a team, an atomic
+// domain and a dist_object (its value and its name) and leave the source
+// inactive.
+TEST(Upcxx, InactiveObjectsAndMoves) {
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  EXPECT_FALSE(early_team.is_active());
+  EXPECT_FALSE(early_domain.is_active());
+  EXPECT_FALSE(early_object.is_active());
+  EXPECT_FALSE(early_gpu.is_active());
+  EXPECT_FALSE(early_allocator.is_active());
+  EXPECT_TRUE(upcxx::world().is_active());
+
+  // dist_object: assigned into a placeholder, fetched through it.
+  early_object = upcxx::dist_object<std::vector<int>>(std::vector<int>{me, 2 * me, 3 * me});
+  ASSERT_TRUE(early_object.is_active());
+  upcxx::barrier();
+  EXPECT_EQ(early_object.fetch(right()).wait(), (std::vector<int>{right(), 2 * right(), 3 * right()}));
+  // Self-move changes nothing.
+  const upcxx::dist_id<std::vector<int>> id = early_object.id();
+  early_object = std::move(early_object);
+  EXPECT_TRUE(early_object.is_active());
+  EXPECT_TRUE(early_object.id() == id);
+  EXPECT_EQ((*early_object)[1], 2 * me);
+
+  // Many dist_objects in a vector that reallocates as it grows: every move
+  // re-points the name, so RPCs reach the object where it lives now.
+  std::vector<upcxx::dist_object<int>> objs;
+  for (int k = 0; k < 20; ++k) objs.emplace_back(1000 * me + k);
+  upcxx::barrier();
+  for (int k = 0; k < 20; ++k) {
+    const int got = upcxx::rpc(right(), [](upcxx::dist_object<int>& d) { return *d; }, objs[std::size_t(k)]).wait();
+    ASSERT_EQ(got, 1000 * right() + k) << k;
+  }
+  // Move construction, then an RPC that names the moved object.
+  upcxx::dist_object<int> moved(std::move(objs[3]));
+  EXPECT_FALSE(objs[3].is_active());
+  EXPECT_TRUE(moved.is_active());
+  upcxx::barrier();
+  EXPECT_EQ(moved.fetch(left()).wait(), 1000 * left() + 3);
+  EXPECT_TRUE(moved.id().here().is_active());
+  EXPECT_EQ(*moved.id().here(), 1000 * me + 3);
+  try {
+    (void)objs[3].fetch(0);
+    ADD_FAILURE() << "fetch on a moved-from dist_object was accepted";
+  } catch (const accrete::error& e) {
+    EXPECT_NE(std::string(e.what()).find("inactive"), std::string::npos) << e.what();
+  }
+  // Move assignment onto an active object destroys it: its name is gone.
+  const upcxx::dist_id<int> old_id = objs[5].id();
+  objs[5] = std::move(objs[6]);
+  EXPECT_EQ(*objs[5], 1000 * me + 6);
+  EXPECT_THROW((void)old_id.here(), accrete::error);
+  EXPECT_TRUE(objs[6].id() == upcxx::dist_id<int>()) << "a moved-from dist_object has the null id";
+  EXPECT_THROW((void)upcxx::dist_id<int>().here(), accrete::error);
+  upcxx::barrier();
+
+  // atomic_domain: a placeholder refuses operations, takes a domain by move.
+  upcxx::global_ptr<std::int64_t> cell =
+      upcxx::broadcast(me == 0 ? upcxx::new_<std::int64_t>(0) : upcxx::global_ptr<std::int64_t>(), 0).wait();
+  try {
+    (void)early_domain.fetch_add(cell, 1, std::memory_order_relaxed);
+    ADD_FAILURE() << "an operation on an inactive atomic_domain was accepted";
+  } catch (const accrete::error& e) {
+    EXPECT_NE(std::string(e.what()).find("not active"), std::string::npos) << e.what();
+  }
+  early_domain.destroy();  // inactive: nothing
+  early_domain = upcxx::atomic_domain<std::int64_t>({upcxx::atomic_op::fetch_add, upcxx::atomic_op::load});
+  ASSERT_TRUE(early_domain.is_active());
+  upcxx::atomic_domain<std::int64_t> other({upcxx::atomic_op::add});
+  EXPECT_THROW(early_domain = std::move(other), accrete::error);  // the receiver must be inactive
+  EXPECT_TRUE(other.is_active());
+  upcxx::atomic_domain<std::int64_t> taken(std::move(early_domain));
+  EXPECT_FALSE(early_domain.is_active());
+  taken.fetch_add(cell, me + 1, std::memory_order_relaxed).wait();
+  upcxx::barrier();
+  EXPECT_EQ(taken.load(cell, std::memory_order_relaxed).wait(), std::int64_t(n) * (n + 1) / 2);
+  taken.destroy();
+  other.destroy();
+  EXPECT_FALSE(taken.is_active());
+
+  // team: a placeholder takes a split team; destroy() makes it inactive again.
+  early_team = upcxx::world().split(me % 2, me);
+  ASSERT_TRUE(early_team.is_active());
+  EXPECT_EQ(early_team.rank_n(), (n + 1 - me % 2) / 2);
+  upcxx::team t2(std::move(early_team));
+  EXPECT_FALSE(early_team.is_active());
+  EXPECT_EQ(t2.rank_me(), me / 2);
+  EXPECT_THROW(upcxx::team t3(std::move(upcxx::world())), accrete::error);
+  EXPECT_TRUE(upcxx::world().is_active());
+  t2.destroy();
+  EXPECT_FALSE(t2.is_active());
+
+  // Device kinds: placeholders only; opening a device says why it cannot.
+  upcxx::cuda_device none(upcxx::cuda_device::invalid_device_id);
+  EXPECT_FALSE(none.is_active());
+  try {
+    upcxx::cuda_device gpu(0);
+    ADD_FAILURE() << "a cuda_device opened";
+  } catch (const accrete::error& e) {
+    EXPECT_NE(std::string(e.what()).find("device memory kinds"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(upcxx::device_allocator<upcxx::cuda_device>(none, 1024), accrete::error);
+  upcxx::barrier();
+  if (me == 0) upcxx::delete_(cell);
+}
+
+// promise is a handle: copies share one state, and a completion request
+// may name a const copy (one captured by value in a lambda).
+TEST(Upcxx, PromiseCopiesShareTheirState) {
+  upcxx::promise<int> p;
+  upcxx::promise<int> q = p;
+  q.fulfill_result(5);
+  EXPECT_TRUE(p.get_future().ready());
+  EXPECT_EQ(p.get_future().result(), 5);
+  upcxx::promise<> a(3), b;
+  b = a;
+  a.fulfill_anonymous(1);
+  b.fulfill_anonymous(1);
+  EXPECT_FALSE(a.get_future().ready());
+  upcxx::promise<> c = b;
+  EXPECT_TRUE(c.finalize().ready());
+  EXPECT_TRUE(a.get_future().ready());
+
+  auto all = everyones(upcxx::new_array<int>(2));
+  const upcxx::global_ptr<int> dst = all[std::size_t(right())];
+  upcxx::promise<> done;
+  upcxx::rput(upcxx::rank_me(), dst)
+      .then([=] { upcxx::rput(upcxx::rank_me() + 100, dst + 1, upcxx::operation_cx::as_promise(done)); })
+      .wait();
+  done.finalize().wait();
+  upcxx::barrier();
+  EXPECT_EQ(all[std::size_t(upcxx::rank_me())].local()[0], left());
+  EXPECT_EQ(all[std::size_t(upcxx::rank_me())].local()[1], left() + 100);
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(upcxx::rank_me())]);
+}
+
+// Irregular, regular and strided puts and gets take completion requests:
+// futures, promises, remote RPCs, a buffered source.
+TEST(Upcxx, NonContiguousWithCompletions) {
+  const int me = upcxx::rank_me();
+  const int n = 64;
+  auto all = everyones(upcxx::new_array<int>(4 * n));
+  const upcxx::global_ptr<int> dst = all[std::size_t(right())];
+  std::vector<int> src(std::size_t(2 * n));
+  std::iota(src.begin(), src.end(), me * 10000);
+  arrived = 0;
+  upcxx::barrier();
+
+  // Irregular: the even half-blocks of src into block 0, in reverse
+  // fragment order; a remote RPC counts the arrival; the source buffered.
+  std::vector<std::pair<const int*, std::size_t>> sfr;
+  std::vector<std::pair<upcxx::global_ptr<int>, std::size_t>> dfr;
+  for (int f = 0; f < 4; ++f) {
+    sfr.emplace_back(src.data() + 2 * f * (n / 8), std::size_t(n / 8));
+    dfr.emplace_back(dst + (3 - f) * (n / 8), std::size_t(n / 8));
+  }
+  upcxx::promise<> p1;
+  upcxx::rput_irregular(sfr.begin(), sfr.end(), dfr.begin(), dfr.end(),
+                        upcxx::operation_cx::as_promise(p1) | upcxx::remote_cx::as_rpc([] { ++arrived; }) |
+                            upcxx::source_cx::as_buffered());
+  // Regular: 8 fragments of 8 into block 1, with a future and a remote RPC.
+  std::vector<const int*> sreg;
+  std::vector<upcxx::global_ptr<int>> dreg;
+  for (int f = 0; f < 8; ++f) {
+    sreg.push_back(src.data() + n + 8 * f);
+    dreg.push_back(dst + n + 8 * f);
+  }
+  upcxx::future<> f2 = upcxx::rput_regular(sreg.begin(), sreg.end(), 8, dreg.begin(), dreg.end(), 8,
+                                           upcxx::remote_cx::as_rpc([](int k) { arrived += k; }, 10) |
+                                               upcxx::operation_cx::as_future());
+  // Strided, pointer form: an 8 x 8 transpose of src's first 64 into block 2.
+  const std::ptrdiff_t ss[2] = {std::ptrdiff_t(sizeof(int)), std::ptrdiff_t(8 * sizeof(int))};
+  const std::ptrdiff_t ds[2] = {std::ptrdiff_t(8 * sizeof(int)), std::ptrdiff_t(sizeof(int))};
+  const std::size_t ext[2] = {8, 8};
+  upcxx::promise<> p3;
+  upcxx::rput_strided<2>(src.data(), ss, dst + 2 * n, ds, ext,
+                         upcxx::remote_cx::as_rpc([] { arrived += 100; }) | upcxx::operation_cx::as_promise(p3));
+  // Strided, array form, defaults to a future: src's second 64 into block 3.
+  upcxx::rput_strided<1>(src.data() + n, {{std::ptrdiff_t(sizeof(int))}}, dst + 3 * n,
+                         {{std::ptrdiff_t(sizeof(int))}}, {{std::size_t(n)}})
+      .wait();
+  p1.finalize().wait();
+  f2.wait();
+  p3.finalize().wait();
+  while (arrived != 111) upcxx::progress();
+  upcxx::barrier();
+
+  const int* mine = all[std::size_t(me)].local();
+  const int l = left() * 10000;
+  for (int f = 0; f < 4; ++f)
+    for (int i = 0; i < n / 8; ++i) ASSERT_EQ(mine[(3 - f) * (n / 8) + i], l + 2 * f * (n / 8) + i) << f << "," << i;
+  for (int i = 0; i < n; ++i) ASSERT_EQ(mine[n + i], l + n + i) << i;
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 8; ++c) ASSERT_EQ(mine[2 * n + 8 * r + c], l + 8 * c + r) << r << "," << c;
+  for (int i = 0; i < n; ++i) ASSERT_EQ(mine[3 * n + i], l + n + i) << i;
+
+  // Gets back from the right neighbour: irregular into a promise, regular
+  // as a deferred future, strided (pointer form) as a future.
+  std::vector<int> back(std::size_t(n), -1);
+  std::vector<std::pair<upcxx::global_ptr<int>, std::size_t>> gs{{dst, std::size_t(n / 2)}, {dst + n / 2, std::size_t(n / 2)}};
+  std::vector<std::pair<int*, std::size_t>> gd{{back.data(), std::size_t(n)}};
+  upcxx::promise<> p4;
+  upcxx::rget_irregular(gs.begin(), gs.end(), gd.begin(), gd.end(), upcxx::operation_cx::as_promise(p4));
+  p4.finalize().wait();
+  for (int f = 0; f < 4; ++f)
+    for (int i = 0; i < n / 8; ++i) ASSERT_EQ(back[std::size_t((3 - f) * (n / 8) + i)], me * 10000 + 2 * f * (n / 8) + i);
+  std::vector<upcxx::global_ptr<int>> rs{dst + n, dst + n + n / 2};
+  std::vector<int*> rd{back.data()};
+  upcxx::future<> f5 = upcxx::rget_regular(rs.begin(), rs.end(), n / 2, rd.begin(), rd.end(), n,
+                                           upcxx::operation_cx::as_defer_future());
+  f5.wait();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(back[std::size_t(i)], me * 10000 + n + i) << i;
+  upcxx::rget_strided<2>(dst + 2 * n, ds, back.data(), ss, ext).wait();  // transposed back
+  for (int i = 0; i < n; ++i) ASSERT_EQ(back[std::size_t(i)], me * 10000 + i) << i;
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(me)]);
+}
+
+// Names earlier UPC++ releases used: broadcast_nontrivial and the general
+// reduction operators in upcxx::experimental.
+TEST(Upcxx, EarlierReleaseNames) {
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  const int root = n - 1;
+  std::string s = me == root ? std::string("from the last rank, ") + std::to_string(root) : std::string();
+  EXPECT_EQ(upcxx::broadcast_nontrivial(s, root).wait(), "from the last rank, " + std::to_string(root));
+  EXPECT_EQ(upcxx::experimental::broadcast_nontrivial(std::vector<int>(3, me), 0).wait(), std::vector<int>(3, 0));
+  EXPECT_EQ(upcxx::reduce_all(me, upcxx::experimental::op_max).wait(), n - 1);
+  EXPECT_EQ(upcxx::reduce_all(me + 1, upcxx::experimental::op_min).wait(), 1);
+  EXPECT_EQ(upcxx::reduce_all(me, upcxx::experimental::op_add).wait(), n * (n - 1) / 2);
+  EXPECT_EQ(upcxx::reduce_all(me == 0 ? 0x6 : 0x7, upcxx::experimental::op_bit_and).wait(), 0x6);
 }

@@ -63,6 +63,13 @@ inline constexpr bool atomic_supported =
     std::is_same_v<T, std::uint64_t> || std::is_same_v<T, float> || std::is_same_v<T, double>;
 }  // namespace detail
 
+/// Tag: constructs an inactive atomic_domain.
+struct inactive_t {
+  explicit inactive_t() = default;
+};
+/// The tag's value.
+inline constexpr inactive_t inactive{};
+
 /// Atomic read-modify-write operations on objects of type T in shared
 /// segments, atomic with respect to every other operation of any domain of
 /// the same T (see the header comment for the guarantees and the MPIs).
@@ -74,9 +81,30 @@ class atomic_domain {
  public:
   /// Collective over world (see the header comment).
   explicit atomic_domain(const team& t = world()) : team_(&t) { detail::atomics_acquire(); }
+  /// An inactive domain, as if destroyed (not collective; for UPC++'s
+  /// default-constructed atomic_domain).
+  explicit atomic_domain(inactive_t) noexcept : team_(nullptr), live_(false) {}
+  /// Moves take the domain; the source is left inactive. Assigning onto a
+  /// live domain throws accrete::error (destroy() it first: that is
+  /// collective); assigning a domain to itself changes nothing.
+  ///@{
+  atomic_domain(atomic_domain&& o) noexcept : team_(o.team_), live_(o.live_) { o.live_ = false; }
+  atomic_domain& operator=(atomic_domain&& o) {
+    if (this == &o) return *this;
+    if (live_)
+      throw error("accrete::atomic_domain: move assignment onto a live domain (destroy() it first, collectively)");
+    team_ = o.team_;
+    live_ = o.live_;
+    o.live_ = false;
+    return *this;
+  }
+  ///@}
   atomic_domain(const atomic_domain&) = delete;
   atomic_domain& operator=(const atomic_domain&) = delete;
   ~atomic_domain() { destroy(); }
+  /// Whether the domain can perform operations (constructed, not destroyed
+  /// or moved from).
+  bool is_active() const noexcept { return live_; }
 
   /// Collective: releases the domain. Idempotent.
   void destroy() {
@@ -173,7 +201,9 @@ class atomic_domain {
       return -v;
   }
   void check(global_ptr<T> p, const char* what) const {
-    if (!live_) throw error(std::string("accrete::atomic_domain::") + what + ": the domain was destroyed");
+    if (!live_)
+      throw error(std::string("accrete::atomic_domain::") + what +
+                  ": the domain is not active (destroyed, moved from or default-constructed)");
     if (p.is_null()) throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": null pointer");
     detail::check_range(what, p.where(), p.offset(), sizeof(T));
     if (p.offset() % sizeof(T) != 0)

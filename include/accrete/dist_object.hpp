@@ -23,8 +23,17 @@
 // its target has destroyed throws accrete::error on the target, from the
 // progress call that received it, naming the object and the sender. The
 // team must outlive it, and all dist_objects should be destroyed before
-// finalize() (one that outlives it is forgotten by the runtime). Not
-// copyable, not movable.
+// finalize() (one that outlives it is forgotten by the runtime).
+//
+// Moves (UPC++ 2023.3's semantics): a default-constructed dist_object is
+// inactive (no value, no name; constructing one is not collective and may
+// precede init()). Moving an active one, by construction or assignment,
+// moves its value and its name: RPCs that arrive afterwards, and pending
+// when_here() futures, reach the new instance; the source becomes
+// inactive. Assigning onto an active instance first destroys it (as its
+// destructor does); moving an object onto itself changes nothing. Not
+// copyable. Only destruction and is_active() may be called on an inactive
+// instance; fetch() throws accrete::error.
 //
 // Thread-safety: call from the thread that drives the runtime (in the par
 // thread mode, construction off the master persona's thread throws
@@ -117,7 +126,7 @@ class dist_object {
   /// Collective over `t`: constructs this member's value from `args...`.
   template <class... Args>
   dist_object(const team& t, std::in_place_t, Args&&... args)
-      : team_(&t), key_(detail::dist_next_key(t)), value_(std::forward<Args>(args)...) {
+      : team_(&t), key_(detail::dist_next_key(t)), value_(std::in_place, std::forward<Args>(args)...) {
     detail::dist_add(key_, this);
   }
   /// Collective over `t`: constructs this member's value from `args...`
@@ -125,34 +134,50 @@ class dist_object {
   template <class... Args>
   requires std::is_constructible_v<T, Args...>
   explicit dist_object(const team& t, Args&&... args)
-      : team_(&t), key_(detail::dist_next_key(t)), value_(std::forward<Args>(args)...) {
+      : team_(&t), key_(detail::dist_next_key(t)), value_(std::in_place, std::forward<Args>(args)...) {
     detail::dist_add(key_, this);
+  }
+  /// An inactive instance (see the header comment): not collective.
+  dist_object() noexcept : generation_(0) {}
+  /// Takes `o`'s value and name (see the header comment); `o` becomes inactive.
+  dist_object(dist_object&& o) noexcept(std::is_nothrow_move_constructible_v<T>) { take(o); }
+  /// Destroys this instance if active, then takes `o`'s value and name.
+  dist_object& operator=(dist_object&& o) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
   }
   dist_object(const dist_object&) = delete;
   dist_object& operator=(const dist_object&) = delete;
   /// Under a runtime other than the one it was made in (after finalize,
   /// maybe init again) this only frees the value.
-  ~dist_object() {
-    if (generation_ == detail::runtime_generation()) detail::dist_remove(key_);
-  }
+  ~dist_object() { release(); }
 
-  /// This member's value.
+  /// Whether this instance holds a value and a name (not default-constructed
+  /// or moved from).
+  bool is_active() const noexcept { return team_ != nullptr; }
+
+  /// This member's value (an active instance's).
   ///@{
-  T& operator*() noexcept { return value_; }
-  const T& operator*() const noexcept { return value_; }
-  T* operator->() noexcept { return &value_; }
-  const T* operator->() const noexcept { return &value_; }
+  T& operator*() noexcept { return *value_; }
+  const T& operator*() const noexcept { return *value_; }
+  T* operator->() noexcept { return &*value_; }
+  const T* operator->() const noexcept { return &*value_; }
   ///@}
 
-  /// The team this object lives on.
+  /// The team this object lives on (an active instance's).
   const team& get_team() const noexcept { return *team_; }
-  /// This object's name on every member (see dist_id).
+  /// This object's name on every member (see dist_id); the null id when
+  /// inactive.
   dist_id<T> id() const noexcept { return dist_id<T>(key_); }
 
   /// A copy of team member `team_rank`'s value (throws std::out_of_range for
-  /// a bad rank).
+  /// a bad rank, accrete::error on an inactive instance).
   future<T> fetch(int team_rank) const {
     static_assert(is_serializable_v<T>, "accrete::dist_object::fetch: T is not serializable");
+    if (!is_active()) throw error("accrete::dist_object::fetch: this dist_object is inactive (default-constructed or moved from)");
     return rpc(
         team_->to_world(team_rank), [](dist_object<T>& d) -> T { return *d; }, *this);
   }
@@ -161,10 +186,29 @@ class dist_object {
   const detail::dist_key& key() const noexcept { return key_; }
 
  private:
-  const team* team_;
+  void take(dist_object& o) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    if (!o.is_active()) return;
+    value_.emplace(std::move(*o.value_));
+    team_ = o.team_;
+    key_ = o.key_;
+    generation_ = o.generation_;
+    o.value_.reset();
+    o.team_ = nullptr;
+    o.key_ = {};
+    if (generation_ == detail::runtime_generation()) detail::dist_move(key_, this);
+  }
+  void release() noexcept {
+    if (!is_active()) return;
+    if (generation_ == detail::runtime_generation()) detail::dist_remove(key_);
+    value_.reset();
+    team_ = nullptr;
+    key_ = {};
+  }
+
+  const team* team_ = nullptr;
   detail::dist_key key_;
   std::uint64_t generation_ = detail::runtime_generation();
-  T value_;
+  std::optional<T> value_;
 };
 
 namespace detail {

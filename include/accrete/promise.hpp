@@ -59,7 +59,7 @@ class promise {
   /// A promise with `dependency_count` anonymous dependencies (>= 0).
   explicit promise(std::intptr_t dependency_count = 1)
       : s_(new detail::state<T...>(checked_count(dependency_count) + (is_empty ? 0 : 1))) {
-    s_->promised = true;
+    s_->promises = 1;
   }
   promise(const promise&) = delete;
   promise& operator=(const promise&) = delete;
@@ -83,6 +83,19 @@ class promise {
   ~promise() {
     if (s_) drop();
   }
+
+ protected:
+  /// Tag of the sharing constructor.
+  struct share_t {};
+  /// Another handle on `o`'s state (UPC++'s promise is a copyable handle;
+  /// accrete's is not).
+  promise(const promise& o, share_t) : s_(o.s_), finalized_(o.finalized_), result_given_(o.result_given_) {
+    o.check("copy");
+    detail::add_ref(s_);
+    ++s_->promises;
+  }
+
+ public:
 
   /// The future associated with this promise (may be called any number of times).
   future<T...> get_future() const {
@@ -148,7 +161,7 @@ class promise {
  private:
   friend struct detail::promise_access;
   void drop() noexcept {
-    s_->promised = false;
+    --s_->promises;
     detail::release(s_);
   }
   static std::intptr_t checked_count(std::intptr_t n) {

@@ -58,8 +58,12 @@ struct init_options {
 /// without finalize() throws accrete::collective_misuse.
 void init(const init_options& opts = {});
 
-/// Collective. Waits for outstanding operations, releases windows and
-/// communicators, and finalises MPI only if init() initialised it.
+/// Collective. First makes user-level progress until every active message
+/// sent by any process has run (so RPCs and rpc_ffs that reach a process
+/// already in finalize() still run, and are answered, as in UPC++, whose
+/// finalize begins with a progress-making barrier); then waits for
+/// outstanding operations, releases windows and communicators, and
+/// finalises MPI only if init() initialised it.
 /// Objects still alive (matrices, arrays, counters, dist_objects) belong to
 /// the finalized runtime: afterwards, also under a later init(), using one
 /// throws accrete::not_initialized and destroying one frees only its own

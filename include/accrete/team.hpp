@@ -55,10 +55,13 @@ class team_id {
 class team {
  public:
   team() = default;
-  /// Moves take the communicator; the moved-from team is empty.
+  /// Moves take the communicator; the moved-from team is empty (inactive).
+  /// Assigning onto a team with a communicator frees it first (collective
+  /// over that team, as destroy()). world() and local_team() cannot be
+  /// moved from or assigned to (accrete::error).
   ///@{
-  team(team&& o) noexcept;
-  team& operator=(team&& o) noexcept;
+  team(team&& o);
+  team& operator=(team&& o);
   ///@}
   team(const team&) = delete;
   team& operator=(const team&) = delete;
@@ -95,6 +98,9 @@ class team {
   MPI_Comm mpi_comm() const;
   /// This team's name on every member (see team_id).
   team_id id() const noexcept { return team_id(key_); }
+  /// Whether the team has a communicator (not default-constructed, moved
+  /// from or destroyed).
+  bool is_active() const noexcept { return comm_ != MPI_COMM_NULL; }
   /// Collective over the team: waits for every member (a barrier, whatever
   /// `lev` says: freeing the communicator is collective anyway), then
   /// frees the communicator; the team is empty afterwards, as if moved

@@ -25,6 +25,7 @@
 // Progress, completion and atomicity are accrete's: see the headers under
 // accrete/ that each section names.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstddef>
 #include <cstdlib>
@@ -32,6 +33,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -120,31 +122,52 @@ constexpr memory_kind dynamic_kind(const global_ptr<T>&) noexcept {
 }
 
 namespace detail {
-template <class... T>
-inline constexpr bool no_device_kinds = false;
-// A device kind: any use fails to compile, saying why.
+[[noreturn]] inline void no_device_kinds(const char* what) {
+  throw accrete::error(std::string("upcxx on accrete: ") + what +
+                       ": device memory kinds (cuda_device, hip_device, ze_device, device_allocator) are not "
+                       "supported; only host memory is (docs/upcxx.md, Memory Kinds)");
+}
+// A device kind that is never active, as in a UPC++ build without that
+// device: default-constructed (or made with invalid_device_id) it is an
+// inactive placeholder; opening a real device throws accrete::error.
 template <int>
 struct device_kind {
-  template <class... A>
-  explicit device_kind(A&&...) {
-    static_assert(no_device_kinds<A...>,
-                  "upcxx on accrete: device memory kinds (cuda_device, hip_device, ze_device, "
-                  "device_allocator) are not supported; only host memory is (docs/upcxx.md, Memory Kinds)");
+  static constexpr int invalid_device_id = -1;
+  device_kind() noexcept = default;
+  template <class... Opts>
+  explicit device_kind(int device_id, Opts&&...) {
+    if (device_id != invalid_device_id) no_device_kinds("opening a device");
   }
+  device_kind(device_kind&&) noexcept = default;
+  device_kind& operator=(device_kind&&) noexcept = default;
+  bool is_active() const noexcept { return false; }
+  void destroy(accrete::entry_barrier = accrete::entry_barrier::user) noexcept {}
+  int device_id() const noexcept { return invalid_device_id; }
 };
 }  // namespace detail
 
-/// Device memory kinds (spec: Memory Kinds): not supported; constructing
-/// one, or a device_allocator, fails to compile with a message that says so.
+/// Device memory kinds (spec: Memory Kinds): not supported. The types
+/// exist so that programs naming them build, and their inactive objects
+/// behave as in a UPC++ build without that device (is_active() is false,
+/// destroy() does nothing); opening a device or a device_allocator on one
+/// throws accrete::error saying that device kinds are not supported.
 ///@{
 using cuda_device = detail::device_kind<0>;
 using hip_device = detail::device_kind<1>;
 using ze_device = detail::device_kind<2>;
 template <class Device>
 class device_allocator {
-  static_assert(detail::no_device_kinds<Device>,
-                "upcxx on accrete: device memory kinds (cuda_device, hip_device, ze_device, device_allocator) are "
-                "not supported; only host memory is (docs/upcxx.md, Memory Kinds)");
+ public:
+  using device_type = Device;
+  device_allocator() noexcept = default;
+  template <class... A>
+  explicit device_allocator(Device&, A&&...) {
+    detail::no_device_kinds("making a device_allocator");
+  }
+  device_allocator(device_allocator&&) noexcept = default;
+  device_allocator& operator=(device_allocator&&) noexcept = default;
+  bool is_active() const noexcept { return false; }
+  void destroy(accrete::entry_barrier = accrete::entry_barrier::user) noexcept {}
 };
 ///@}
 
@@ -276,6 +299,15 @@ class promise : public accrete::promise<T...> {
  public:
   /// dependency_count >= 1 for a promise of values (they fulfill one).
   explicit promise(std::intptr_t dependency_count = 1) : base(base_count(dependency_count)) {}
+  /// Copies are handles on the same state (as UPC++'s): a dependency
+  /// fulfilled through one is fulfilled for all, and the future is the same.
+  ///@{
+  promise(const promise& o) : base(o, typename base::share_t{}) {}
+  promise& operator=(const promise& o) {
+    if (this != &o) *this = promise(o);
+    return *this;
+  }
+  ///@}
   promise(promise&&) noexcept = default;
   promise& operator=(promise&&) noexcept = default;
 
@@ -368,6 +400,14 @@ struct remote_rpc {
   accrete::remote_cx::rpc_cx cx;
 };
 
+// A promise is a handle (copies share one state), so a request through a
+// const handle changes the shared state, as in UPC++; the handle itself
+// (its finalize flag) is never written through this pointer.
+template <class... T>
+promise<T...>* handle(const promise<T...>& p) noexcept {
+  return const_cast<promise<T...>*>(&p);
+}
+
 template <class... C>
 struct completions {
   std::tuple<C...> items;
@@ -398,15 +438,15 @@ namespace operation_cx {
 inline detail::completions<detail::op_future> as_future() { return {}; }
 /// Report by fulfilling p (registers one anonymous dependency at once).
 template <class... T>
-detail::completions<detail::op_promise<T...>> as_promise(promise<T...>& p) {
-  return {{detail::op_promise<T...>{&p}}};
+detail::completions<detail::op_promise<T...>> as_promise(const promise<T...>& p) {
+  return {{detail::op_promise<T...>{detail::handle(p)}}};
 }
 /// The eager forms, named (the same as as_future and as_promise).
 ///@{
 inline detail::completions<detail::op_future> as_eager_future() { return {}; }
 template <class... T>
-detail::completions<detail::op_promise<T...>> as_eager_promise(promise<T...>& p) {
-  return {{detail::op_promise<T...>{&p}}};
+detail::completions<detail::op_promise<T...>> as_eager_promise(const promise<T...>& p) {
+  return {{detail::op_promise<T...>{detail::handle(p)}}};
 }
 ///@}
 /// Deferred: notified no earlier than the next user-level progress, even
@@ -414,8 +454,8 @@ detail::completions<detail::op_promise<T...>> as_eager_promise(promise<T...>& p)
 ///@{
 inline detail::completions<detail::op_defer_future> as_defer_future() { return {}; }
 template <class... T>
-detail::completions<detail::op_defer_promise<T...>> as_defer_promise(promise<T...>& p) {
-  return {{detail::op_defer_promise<T...>{&p}}};
+detail::completions<detail::op_defer_promise<T...>> as_defer_promise(const promise<T...>& p) {
+  return {{detail::op_defer_promise<T...>{detail::handle(p)}}};
 }
 ///@}
 /// Run f(values...) on persona `who` during its user-level progress after
@@ -432,8 +472,8 @@ namespace source_cx {
 inline detail::completions<detail::src_future> as_future() { return {}; }
 /// Report by fulfilling p.
 template <class... T>
-detail::completions<detail::src_promise<T...>> as_promise(promise<T...>& p) {
-  return {{detail::src_promise<T...>{&p}}};
+detail::completions<detail::src_promise<T...>> as_promise(const promise<T...>& p) {
+  return {{detail::src_promise<T...>{detail::handle(p)}}};
 }
 /// The call returns only when the source may be reused (it waits for the
 /// transfer with user-level progress).
@@ -676,12 +716,107 @@ auto copy(global_ptr<T> src, T* dest, std::size_t count, Cxs&& cxs = operation_c
 }
 ///@}
 
-using accrete::rget_irregular;
-using accrete::rget_regular;
-using accrete::rget_strided;
-using accrete::rput_irregular;
-using accrete::rput_regular;
-using accrete::rput_strided;
+namespace detail {
+// A non-contiguous put: `start(rcx...)` issues accrete's call, with the
+// remote completion when one was requested, and returns its operation
+// completion. The source is reusable only at operation completion (the
+// fragments are read in place), so source_cx::as_buffered waits for it, as
+// as_blocking does.
+template <class... C, class Start>
+auto put_fragments(completions<C...>& cxs, Start&& start) {
+  check_put_cx<C...>();
+  future<> done;
+  if constexpr (count_of<remote_rpc, C...> > 0)
+    done = start(std::move(std::get<remote_rpc>(cxs.items).cx));
+  else
+    done = start();
+  if constexpr (count_of<src_buffered, C...> > 0) done.wait();
+  return deliver(done, cxs);
+}
+// The first Dim elements at p (a null p only for Dim = 0).
+template <std::size_t Dim, class X>
+std::array<X, Dim> array_of(const X* p) {
+  std::array<X, Dim> a{};
+  for (std::size_t i = 0; i < Dim; ++i) a[i] = p[i];
+  return a;
+}
+}  // namespace detail
+
+/// Non-contiguous one-sided communication (spec: Non-contiguous One-Sided
+/// Communication): irregular, regular and strided puts and gets, with any
+/// completion requests (default: a future for operation completion). The
+/// layout rules and errors are accrete's (accrete/rma_irregular.hpp,
+/// accrete/rma_strided.hpp). For puts, source completion is operation
+/// completion.
+///@{
+template <class SrcIt, class DstIt, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
+                    Cxs&& cxs = operation_cx::as_future()) {
+  return detail::put_fragments(cxs, [&](auto&&... rcx) {
+    return accrete::rput_irregular(src_begin, src_end, dest_begin, dest_end, std::move(rcx)...);
+  });
+}
+template <class SrcIt, class DstIt, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rget_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
+                    Cxs&& cxs = operation_cx::as_future()) {
+  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_irregular: takes operation completions only");
+  return detail::deliver(accrete::rget_irregular(src_begin, src_end, dest_begin, dest_end), cxs);
+}
+template <class SrcIt, class DstIt, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
+                  std::size_t dest_len, Cxs&& cxs = operation_cx::as_future()) {
+  return detail::put_fragments(cxs, [&](auto&&... rcx) {
+    return accrete::rput_regular(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, std::move(rcx)...);
+  });
+}
+template <class SrcIt, class DstIt, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rget_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
+                  std::size_t dest_len, Cxs&& cxs = operation_cx::as_future()) {
+  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_regular: takes operation completions only");
+  return detail::deliver(accrete::rget_regular(src_begin, src_end, src_len, dest_begin, dest_end, dest_len), cxs);
+}
+template <std::size_t Dim, class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, global_ptr<T> dest_base,
+                  const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
+                  Cxs&& cxs = operation_cx::as_future()) {
+  return detail::put_fragments(cxs, [&](auto&&... rcx) {
+    return accrete::rput_strided<Dim>(src_base, src_strides, dest_base, dest_strides, extents, std::move(rcx)...);
+  });
+}
+template <std::size_t Dim, class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rget_strided(global_ptr<T> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, T* dest_base,
+                  const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
+                  Cxs&& cxs = operation_cx::as_future()) {
+  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_strided: takes operation completions only");
+  return detail::deliver(accrete::rget_strided<Dim>(src_base, src_strides, dest_base, dest_strides, extents), cxs);
+}
+///@}
+/// The strided forms with the strides and extents as arrays of Dim
+/// elements given by pointer (the spec's other form).
+///@{
+template <std::size_t Dim, class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rput_strided(const T* src_base, const std::ptrdiff_t* src_strides, global_ptr<T> dest_base,
+                  const std::ptrdiff_t* dest_strides, const std::size_t* extents,
+                  Cxs&& cxs = operation_cx::as_future()) {
+  return rput_strided<Dim>(src_base, detail::array_of<Dim>(src_strides), dest_base, detail::array_of<Dim>(dest_strides),
+                           detail::array_of<Dim>(extents), std::forward<Cxs>(cxs));
+}
+template <std::size_t Dim, class T, class Cxs = detail::completions<detail::op_future>>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rget_strided(global_ptr<T> src_base, const std::ptrdiff_t* src_strides, T* dest_base,
+                  const std::ptrdiff_t* dest_strides, const std::size_t* extents,
+                  Cxs&& cxs = operation_cx::as_future()) {
+  return rget_strided<Dim>(src_base, detail::array_of<Dim>(src_strides), dest_base, detail::array_of<Dim>(dest_strides),
+                           detail::array_of<Dim>(extents), std::forward<Cxs>(cxs));
+}
+///@}
 
 // ---- RPC, distributed objects, serialization----------------------------------------------
 
@@ -901,12 +1036,36 @@ class atomic_domain {
     if ((allowed_ & (bit(atomic_op::mul) | bit(atomic_op::fetch_mul))) != 0)
       throw accrete::error("upcxx::atomic_domain: atomic_op::mul and fetch_mul are not supported");
   }
+  /// An inactive domain (not collective; may precede init()): it performs
+  /// no operations until an active one is moved into it.
+  atomic_domain() noexcept : d_(accrete::inactive) {}
+  /// Moves take the domain and leave the source inactive. The receiver of
+  /// a move assignment must be inactive (accrete::error otherwise), as the
+  /// spec requires; assigning a domain to itself changes nothing.
+  ///@{
+  atomic_domain(atomic_domain&& o) noexcept : d_(std::move(o.d_)), allowed_(std::exchange(o.allowed_, 0)) {}
+  atomic_domain& operator=(atomic_domain&& o) {
+    if (this != &o) {
+      if (d_.is_active())
+        throw accrete::error("upcxx::atomic_domain: move assignment onto an active domain (the spec requires an "
+                             "inactive receiver: destroy() it first)");
+      d_ = std::move(o.d_);
+      allowed_ = std::exchange(o.allowed_, 0);
+    }
+    return *this;
+  }
+  ///@}
   atomic_domain(const atomic_domain&) = delete;
   atomic_domain& operator=(const atomic_domain&) = delete;
 
+  /// Whether the domain can perform operations.
+  bool is_active() const noexcept { return d_.is_active(); }
+
   /// Collective: releases the domain (spec: before the team is destroyed),
-  /// after a barrier unless `lev` is entry_barrier::none.
+  /// after a barrier unless `lev` is entry_barrier::none. On an inactive
+  /// domain: nothing.
   void destroy(entry_barrier lev = entry_barrier::user) {
+    if (!d_.is_active()) return;
     if (lev != entry_barrier::none) accrete::barrier();
     d_.destroy();
   }
@@ -1049,6 +1208,9 @@ class atomic_domain {
     return names[int(o)];
   }
   void use(atomic_op o) const {
+    if (!d_.is_active())
+      throw accrete::error(std::string("upcxx::atomic_domain::") + name(o) +
+                           ": the domain is not active (default-constructed, moved from or destroyed)");
     if ((allowed_ & bit(o)) == 0)
       throw accrete::error(std::string("upcxx::atomic_domain::") + name(o) +
                            ": the domain was not created with atomic_op::" + name(o));
@@ -1155,8 +1317,24 @@ T os_env(const std::string& name, const T& otherwise, std::size_t mem_size_multi
 }
 ///@}
 
-/// Names UPC++ releases after the specification's 2020.10 keep here.
+/// broadcast of a serializable (non-trivial) value, under the name UPC++
+/// releases before 2020.10 gave it: broadcast itself takes such values.
+template <class T>
+future<T> broadcast_nontrivial(T value, intrank_t root, const team& t = world()) {
+  return accrete::broadcast(std::move(value), root, t);
+}
+
+/// Names other UPC++ releases keep here (os_env and say after 2020.10; the
+/// general reduction operators and broadcast_nontrivial before it).
 namespace experimental {
+using upcxx::broadcast_nontrivial;
+using upcxx::op_add;
+using upcxx::op_bit_and;
+using upcxx::op_bit_or;
+using upcxx::op_bit_xor;
+using upcxx::op_max;
+using upcxx::op_min;
+using upcxx::op_mul;
 using upcxx::os_env;
 using upcxx::say;
 }  // namespace experimental

@@ -45,7 +45,7 @@ struct state_base {
   destroy_fn_t destroy;                // deletes the most-derived object
   std::intptr_t deps;                  // outstanding dependencies; ready <=> 0
   std::uint32_t refs = 1;              // intrusive reference count
-  bool promised = false;               // a promise holds one of the refs
+  std::uint32_t promises = 0;          // refs held by promises (copies of a upcxx::promise share)
   bool taken = false;                  // values were moved out
 
   state_base(std::intptr_t d, destroy_fn_t df) noexcept : destroy(df), deps(d) {}
@@ -210,7 +210,7 @@ struct state : state_base {
   /// the only one that can still read the values — a promise's reference
   /// cannot — so they may be moved out instead of copied.
   bool claim_values() noexcept {
-    if (refs - (promised ? 1u : 0u) == 1 && callbacks == nullptr) {
+    if (refs - promises == 1 && callbacks == nullptr) {
       taken = true;
       return true;
     }

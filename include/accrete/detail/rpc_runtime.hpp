@@ -78,6 +78,8 @@ dist_key dist_next_key(const team& t);
 /// user-level progress) the messages that arrived for it early.
 void dist_add(const dist_key& k, void* obj);
 void dist_remove(const dist_key& k) noexcept;
+/// The local instance of `k` moved to `obj` (dist_object's moves).
+void dist_move(const dist_key& k, void* obj) noexcept;
 /// The local instance of `k`, or nullptr if not (yet) constructed.
 void* dist_find(const dist_key& k) noexcept;
 /// Keeps a copy of a message that needs `k` before it can run; `h` is run

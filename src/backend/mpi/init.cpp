@@ -180,6 +180,7 @@ void backend_init(const init_options& opts) {
   st.flush_targets.clear();
   st.flush_all = false;
   st.sent.assign(st.size, 0);
+  st.handled.store(0, std::memory_order_relaxed);
   st.up = true;
   st.generation = ++generation_counter;
   watch_init();
@@ -212,6 +213,49 @@ void backend_init(const init_options& opts) {
                    host);
     }
   }
+}
+
+// Before finalize releases anything: every active message sent anywhere
+// has run. UPC++'s finalize begins with a barrier that makes user-level
+// progress, so a process that has reached finalize still serves the RPCs
+// of one that has not (and answers them). Rounds of an allreduce of
+// (messages sent, messages run) summed over all processes, with user-level
+// progress while waiting, until the sums are equal and unchanged since the
+// previous round: then no message is in flight and none will be sent.
+void finalize_drain() {
+  if (!st.up) throw not_initialized("accrete::finalize: the runtime is not initialized");
+  const collective_ticket t = collective_begin("accrete::finalize");
+  std::uint64_t before[2] = {~std::uint64_t(0), ~std::uint64_t(0)};
+  for (;;) {
+    unsigned spins = 0;
+    while (!quiescent()) {
+      user_progress();
+      idle_backoff(spins);
+    }
+    std::uint64_t mine[2] = {0, st.handled.load(std::memory_order_relaxed)}, all[2] = {0, 0};
+    MPI_Request r;
+    {
+      backend_guard g;
+      for (std::uint64_t n : st.sent) mine[0] += n;
+      ACCRETE_MPI(MPI_Iallreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, st.world, &r));
+    }
+    spins = 0;
+    for (;;) {
+      int done = 0;
+      {
+        backend_guard g;
+        ACCRETE_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+      }
+      if (done) break;
+      user_progress();
+      idle_backoff(spins);
+      collective_check(t);
+    }
+    if (all[0] == all[1] && all[0] == before[0] && all[1] == before[1]) break;
+    before[0] = all[0];
+    before[1] = all[1];
+  }
+  collective_end(t);
 }
 
 void backend_finalize() {

@@ -77,6 +77,7 @@ void dispatch(int source, std::span<const std::byte> msg) {
     throw error("accrete: active message with unknown handler id " + std::to_string(id) + " from rank " +
                 std::to_string(source));
   auto h = reinterpret_cast<am_handler>(reinterpret_cast<std::intptr_t>(&am_base_symbol) + id);
+  st.handled.fetch_add(1, std::memory_order_relaxed);
   h(source, msg.subspan(sizeof id));
 }
 

@@ -86,6 +86,9 @@ struct state_t {
   // their sum: the engine asks for it on every packet it buffers
   std::size_t inflight_total = 0;
   std::vector<std::uint64_t> sent;
+  // Messages run here (every source, this process too): finalize_drain()
+  // compares the sums of `sent` and this over all processes.
+  std::atomic<std::uint64_t> handled{0};
   struct inbound {
     int source;
     std::unique_ptr<std::byte[]> data;

@@ -108,10 +108,12 @@ team::team(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
   MPI_Group_free(&wg);
 }
 
-team::team(team&& o) noexcept { *this = std::move(o); }
+team::team(team&& o) { *this = std::move(o); }
 
-team& team::operator=(team&& o) noexcept {
+team& team::operator=(team&& o) {
   if (this != &o) {
+    if (&o == world_team.get() || &o == node_team.get() || this == world_team.get() || this == node_team.get())
+      throw error("accrete::team: world() and local_team() cannot be moved from or assigned to");
     forget(key_, this);
     forget(o.key_, &o);
     if (owned_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -340,7 +342,7 @@ dist_key dist_next_key(const team& t) {
       collective_end(ticket);
       next_team_id = id + 1;
     }
-    ids = new team_ids{id, 0};
+    ids = new team_ids{id, 1};  // object 0 of the world team would be the null dist_id
     int rc = MPI_Comm_set_attr(comm, team_keyval, ids);
     if (rc != MPI_SUCCESS) {
       delete ids;
