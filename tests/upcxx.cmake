@@ -1,4 +1,4 @@
-accrete_add_mpi_test(upcxx_test SOURCES upcxx_test.cpp NP 1 2 3 4 5 NODE_SIZES 0 1)
+accrete_add_mpi_test(upcxx_test SOURCES upcxx_test.cpp upcxx_components.cpp NP 1 2 3 4 5 NODE_SIZES 0 1)
 # The atomic_domain test makes 64-bit compare-and-swaps: under Open MPI the
 # same exclusion of osc/rdma as tests/atomic.cmake (and for the same reason).
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
@@ -16,7 +16,11 @@ target_link_libraries(upcxx_assert_failure PRIVATE accrete::upcxx)
 add_test(NAME upcxx_assert_failure
   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:upcxx_assert_failure>)
 set_tests_properties(upcxx_assert_failure PROPERTIES ENVIRONMENT "${ACCRETE_MPI_ENV}" TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "UPCXX_ASSERT failed on rank 0: parts == 4 \\([^)]*upcxx_assert_failure.cpp:9\\): parts = 3")
+  PASS_REGULAR_EXPRESSION "UPCXX_ASSERT failed on rank 0: parts == 4 \\([^)]*upcxx_assert_failure.cpp:12\\): parts = 3")
+add_test(NAME upcxx_fatal_error
+  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:upcxx_assert_failure> fatal)
+set_tests_properties(upcxx_fatal_error PROPERTIES ENVIRONMENT "${ACCRETE_MPI_ENV}" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "UPC\\+\\+ fatal error on rank 0: parts = 3")
 
 # finalize() runs the RPCs that reach a process already in it (UPC++'s
 # finalize begins with a barrier that makes user-level progress).

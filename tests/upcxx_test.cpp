@@ -34,7 +34,28 @@ upcxx::device_allocator<upcxx::cuda_device> early_allocator;
 // Remote completions counted at their target.
 int arrived = 0;
 
+// Not trivially copyable (a user-provided copy), declared trivially
+// serializable by the program below.
+struct pair_with_copy {
+  int a = 0;
+  double b = 0;
+  pair_with_copy() = default;
+  pair_with_copy(int x, double y) : a(x), b(y) {}
+  pair_with_copy(const pair_with_copy& o) : a(o.a), b(o.b) {}
+  pair_with_copy& operator=(const pair_with_copy& o) {
+    a = o.a;
+    b = o.b;
+    return *this;
+  }
+};
+
 int right() { return (upcxx::rank_me() + 1) % upcxx::rank_n(); }
+}  // namespace
+
+template <>
+struct upcxx::is_trivially_serializable<pair_with_copy> : std::true_type {};
+
+namespace {
 int left() { return (upcxx::rank_me() + upcxx::rank_n() - 1) % upcxx::rank_n(); }
 
 }  // namespace
@@ -1009,4 +1030,37 @@ TEST(Upcxx, EarlierReleaseNames) {
   EXPECT_EQ(upcxx::reduce_all(me + 1, upcxx::experimental::op_min).wait(), 1);
   EXPECT_EQ(upcxx::reduce_all(me, upcxx::experimental::op_add).wait(), n * (n - 1) / 2);
   EXPECT_EQ(upcxx::reduce_all(me == 0 ? 0x6 : 0x7, upcxx::experimental::op_bit_and).wait(), 0x6);
+}
+
+int upcxx_component_read(upcxx::global_ptr<int> p);
+
+// A program may include UPC++'s component headers instead of upcxx.hpp.
+TEST(Upcxx, ComponentHeaders) {
+  upcxx::global_ptr<int> p = upcxx::new_<int>(upcxx::rank_me() + 41);
+  EXPECT_EQ(upcxx_component_read(p), upcxx::rank_me() + 41);
+  upcxx::delete_(p);
+}
+
+// A type the program declares trivially serializable travels as its bytes,
+// alone and in a container.
+TEST(Upcxx, DeclaredTriviallySerializable) {
+  static_assert(!std::is_trivially_copyable_v<pair_with_copy>);
+  static_assert(upcxx::is_serializable<pair_with_copy>::value);
+  static_assert(!upcxx::is_trivially_serializable<std::string>::value);
+  static_assert(upcxx::is_trivially_serializable<int>::value);
+  const pair_with_copy back =
+      upcxx::rpc(right(), [](pair_with_copy p) { return pair_with_copy(p.a + 1, p.b * 2); },
+                 pair_with_copy(upcxx::rank_me(), 1.5))
+          .wait();
+  EXPECT_EQ(back.a, upcxx::rank_me() + 1);
+  EXPECT_EQ(back.b, 3.0);
+  std::vector<pair_with_copy> v;
+  for (int i = 0; i < 5; ++i) v.emplace_back(i, i / 4.0);
+  const std::vector<pair_with_copy> w =
+      upcxx::rpc(left(), [](const std::vector<pair_with_copy>& x) { return x; }, v).wait();
+  ASSERT_EQ(w.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(w[std::size_t(i)].a, i);
+    EXPECT_EQ(w[std::size_t(i)].b, i / 4.0);
+  }
 }

@@ -29,6 +29,7 @@
 #include <cctype>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -913,9 +914,17 @@ bound_function<std::decay_t<F>, std::decay_t<Args>...> bind(F&& f, Args&&... arg
 /// Whether T is serialized as its bytes / at all / what it reads back as
 /// (spec: Serialization).
 ///@{
+namespace detail {
+template <class T>
+struct bytewise_no_rule : std::bool_constant<accrete::detail::bytewise<T> && !user_rule<T>> {};
+}  // namespace detail
+/// A program may specialize it to true for a type that is not trivially
+/// copyable but may travel as its bytes (spec: Serialization): such a type
+/// is then serialized bytewise. (The conjunction keeps the default from
+/// looking for a rule when T is not trivially copyable.)
 template <class T>
 struct is_trivially_serializable
-    : std::bool_constant<accrete::detail::bytewise<T> && !detail::user_rule<T>> {};
+    : std::conjunction<std::is_trivially_copyable<T>, detail::bytewise_no_rule<T>> {};
 template <class T>
 struct is_serializable : std::bool_constant<accrete::is_serializable_v<T>> {};
 template <class T>
@@ -1234,6 +1243,23 @@ namespace detail {
 }
 }  // namespace detail
 
+/// Prints "UPC++ fatal error on rank r" with `msg` (and where, when given)
+/// on stderr, then aborts: the implementation function some UPC++ programs
+/// call (upcxx::fatal_error before 2021.3, upcxx::detail::fatal_error since).
+[[noreturn]] inline void fatal_error(const std::string& msg, const char* title = nullptr, const char* func = nullptr,
+                                     const char* file = nullptr, int line = 0) {
+  std::ostringstream os;
+  os << (title ? title : "UPC++ fatal error") << " on rank " << (accrete::initialized() ? accrete::rank_me() : -1)
+     << ": " << msg;
+  if (file) os << " (" << file << ":" << line << (func ? std::string(", ") + func : std::string()) << ")";
+  os << "\n";
+  std::cerr << os.str() << std::flush;
+  std::abort();
+}
+namespace detail {
+using upcxx::fatal_error;
+}  // namespace detail
+
 /// Writes one line to standard output, prefixed with this process's rank,
 /// when the statement ends: `upcxx::say() << "x = " << x;` (as in the
 /// UPC++ programmer's guide).
@@ -1368,6 +1394,24 @@ struct accrete::serialization<T> {
       ~destroy() { p->~U(); }
     } d{p};
     return U(std::move(*p));
+  }
+  ///@}
+};
+
+/// A type the program declared trivially serializable (a specialization of
+/// upcxx::is_trivially_serializable) that is not trivially copyable travels
+/// as its bytes, as UPC++ sends it.
+template <class T>
+requires(!std::is_trivially_copyable_v<T> && upcxx::is_trivially_serializable<T>::value &&
+         !upcxx::detail::user_rule<T>)
+struct accrete::serialization<T> {
+  /// accrete's rule protocol: the object's bytes.
+  ///@{
+  static void serialize(accrete::writer& w, const T& x) { w.write_bytes(std::addressof(x), sizeof(T)); }
+  static T deserialize(accrete::reader& r) {
+    alignas(T) std::byte storage[sizeof(T)];
+    std::memcpy(storage, r.read_bytes(sizeof(T), "trivially serializable value").data(), sizeof(T));
+    return T(*std::launder(reinterpret_cast<const T*>(storage)));
   }
   ///@}
 };
