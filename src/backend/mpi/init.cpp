@@ -222,14 +222,18 @@ void backend_init(const init_options& opts) {
 // (messages sent, messages run) summed over all processes, with user-level
 // progress while waiting, until the sums are equal and unchanged since the
 // previous round: then no message is in flight and none will be sent.
+// (Every process runs user-level progress at least once between two of its
+// counts, so work that was ready then, and could send, has run and would
+// have changed a count.)
 void finalize_drain() {
   if (!st.up) throw not_initialized("accrete::finalize: the runtime is not initialized");
   const collective_ticket t = collective_begin("accrete::finalize");
   std::uint64_t before[2] = {~std::uint64_t(0), ~std::uint64_t(0)};
   for (;;) {
     unsigned spins = 0;
-    while (!quiescent()) {
+    for (;;) {
       user_progress();
+      if (quiescent()) break;
       idle_backoff(spins);
     }
     std::uint64_t mine[2] = {0, st.handled.load(std::memory_order_relaxed)}, all[2] = {0, 0};
