@@ -371,14 +371,16 @@ using accrete::persona_scope;
 
 namespace detail {
 struct op_future {};
+// Promise requests hold their own handle on the promise's state (a
+// promise is a handle: the one named may be a temporary copy).
 template <class... T>
 struct op_promise {
-  promise<T...>* p;
+  promise<T...> p;
 };
 struct src_future {};
 template <class... T>
 struct src_promise {
-  promise<T...>* p;
+  promise<T...> p;
 };
 struct src_blocking {};
 struct src_buffered {};
@@ -395,18 +397,17 @@ struct lpc_cx {
 struct op_defer_future {};
 template <class... T>
 struct op_defer_promise {
-  promise<T...>* p;
+  promise<T...> p;
 };
 struct remote_rpc {
   accrete::remote_cx::rpc_cx cx;
 };
 
-// A promise is a handle (copies share one state), so a request through a
-// const handle changes the shared state, as in UPC++; the handle itself
-// (its finalize flag) is never written through this pointer.
+// A promise is a handle (copies share one state): a request keeps a copy,
+// so the promise named may be a temporary or a const copy, as in UPC++.
 template <class... T>
-promise<T...>* handle(const promise<T...>& p) noexcept {
-  return const_cast<promise<T...>*>(&p);
+promise<T...> handle(const promise<T...>& p) {
+  return p;
 }
 
 template <class... C>
@@ -516,12 +517,19 @@ auto returned(std::tuple<F...>&& t) {
 // dependency now, fulfilled at completion, with the value when the
 // operation produces one for a promise<T> (rget of one value).
 template <class Done, class... P>
-void fulfill_when(const Done& done, promise<P...>* p) {
-  p->require_anonymous(1);
+void fulfill_when(const Done& done, const promise<P...>& p) {
+  promise<P...> h = p;  // the callback's own handle
+  h.require_anonymous(1);
   if constexpr (sizeof...(P) > 0 && std::is_same_v<Done, future<P...>>) {
-    done.then([p](const P&... v) { p->fulfill_result(v...); });  // fulfills the one required
+    done.then([h](const P&... v) {
+      promise<P...> q = h;
+      q.fulfill_result(v...);  // fulfills the one required
+    });
   } else {
-    done.then([p](const auto&...) { p->fulfill_anonymous(1); });
+    done.then([h](const auto&...) {
+      promise<P...> q = h;
+      q.fulfill_anonymous(1);
+    });
   }
 }
 
@@ -646,7 +654,7 @@ template <class T, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rput(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
   if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
-    accrete::rput(src, dest, count, *std::get<0>(cxs.items).p);
+    accrete::rput(src, dest, count, std::get<0>(cxs.items).p);
   else
     return detail::put(src, dest, count, cxs);
 }
@@ -665,7 +673,7 @@ requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget(global_ptr<T> src, T* dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
   if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
-    accrete::rget(src, dest, count, *std::get<0>(cxs.items).p);
+    accrete::rget(src, dest, count, std::get<0>(cxs.items).p);
   else
     return detail::deliver(accrete::rget(src, dest, count), cxs);
 }
@@ -1203,7 +1211,7 @@ class atomic_domain {
     using C = std::remove_cvref_t<Cxs>;
     static_assert(detail::get_cx_ok<C>, "upcxx::atomic_domain: takes operation completions only");
     if constexpr (std::is_same_v<C, detail::completions<detail::op_promise<>>>)
-      by_promise(*std::get<0>(cxs.items).p);
+      by_promise(std::get<0>(cxs.items).p);
     else
       return detail::deliver(by_future(), cxs);
   }
