@@ -403,13 +403,6 @@ struct remote_rpc {
   accrete::remote_cx::rpc_cx cx;
 };
 
-// A promise is a handle (copies share one state): a request keeps a copy,
-// so the promise named may be a temporary or a const copy, as in UPC++.
-template <class... T>
-promise<T...> handle(const promise<T...>& p) {
-  return p;
-}
-
 template <class... C>
 struct completions {
   std::tuple<C...> items;
@@ -441,14 +434,14 @@ inline detail::completions<detail::op_future> as_future() { return {}; }
 /// Report by fulfilling p (registers one anonymous dependency at once).
 template <class... T>
 detail::completions<detail::op_promise<T...>> as_promise(const promise<T...>& p) {
-  return {{detail::op_promise<T...>{detail::handle(p)}}};
+  return {{detail::op_promise<T...>{p}}};
 }
 /// The eager forms, named (the same as as_future and as_promise).
 ///@{
 inline detail::completions<detail::op_future> as_eager_future() { return {}; }
 template <class... T>
 detail::completions<detail::op_promise<T...>> as_eager_promise(const promise<T...>& p) {
-  return {{detail::op_promise<T...>{detail::handle(p)}}};
+  return {{detail::op_promise<T...>{p}}};
 }
 ///@}
 /// Deferred: notified no earlier than the next user-level progress, even
@@ -457,7 +450,7 @@ detail::completions<detail::op_promise<T...>> as_eager_promise(const promise<T..
 inline detail::completions<detail::op_defer_future> as_defer_future() { return {}; }
 template <class... T>
 detail::completions<detail::op_defer_promise<T...>> as_defer_promise(const promise<T...>& p) {
-  return {{detail::op_defer_promise<T...>{detail::handle(p)}}};
+  return {{detail::op_defer_promise<T...>{p}}};
 }
 ///@}
 /// Run f(values...) on persona `who` during its user-level progress after
@@ -475,7 +468,7 @@ inline detail::completions<detail::src_future> as_future() { return {}; }
 /// Report by fulfilling p.
 template <class... T>
 detail::completions<detail::src_promise<T...>> as_promise(const promise<T...>& p) {
-  return {{detail::src_promise<T...>{detail::handle(p)}}};
+  return {{detail::src_promise<T...>{p}}};
 }
 /// The call returns only when the source may be reused (it waits for the
 /// transfer with user-level progress).
@@ -521,15 +514,9 @@ void fulfill_when(const Done& done, const promise<P...>& p) {
   promise<P...> h = p;  // the callback's own handle
   h.require_anonymous(1);
   if constexpr (sizeof...(P) > 0 && std::is_same_v<Done, future<P...>>) {
-    done.then([h](const P&... v) {
-      promise<P...> q = h;
-      q.fulfill_result(v...);  // fulfills the one required
-    });
+    done.then([h = std::move(h)](const P&... v) mutable { h.fulfill_result(v...); });  // fulfills the one required
   } else {
-    done.then([h](const auto&...) {
-      promise<P...> q = h;
-      q.fulfill_anonymous(1);
-    });
+    done.then([h = std::move(h)](const auto&...) mutable { h.fulfill_anonymous(1); });
   }
 }
 

@@ -182,7 +182,7 @@ void watch_poll() {
     if (t) collective_check(*t);
 }
 
-void wait_request(MPI_Request* r, const collective_ticket& t) {
+void wait_request(MPI_Request* r, const collective_ticket& t, bool user_level) {
   unsigned spins = 0;
   for (;;) {
     int done = 0;
@@ -191,7 +191,10 @@ void wait_request(MPI_Request* r, const collective_ticket& t) {
       ACCRETE_MPI(MPI_Test(r, &done, MPI_STATUS_IGNORE));
     }
     if (done) return;
-    poll();
+    if (user_level)
+      user_progress();
+    else
+      poll();
     idle_backoff(spins);
     collective_check(t);
   }

@@ -243,18 +243,7 @@ void finalize_drain() {
       for (std::uint64_t n : st.sent) mine[0] += n;
       ACCRETE_MPI(MPI_Iallreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, st.world, &r));
     }
-    spins = 0;
-    for (;;) {
-      int done = 0;
-      {
-        backend_guard g;
-        ACCRETE_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
-      }
-      if (done) break;
-      user_progress();
-      idle_backoff(spins);
-      collective_check(t);
-    }
+    wait_request(&r, t, true);
     if (all[0] == all[1] && all[0] == before[0] && all[1] == before[1]) break;
     before[0] = all[0];
     before[1] = all[1];

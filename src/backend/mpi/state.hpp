@@ -213,7 +213,9 @@ void track_collective(MPI_Request r, completion done, const collective_ticket& t
 void watch_init();
 void watch_finalize() noexcept;
 void watch_poll();
-void wait_request(MPI_Request* r, const collective_ticket& t);
+// user_level: user-level progress while waiting (RPC bodies and callbacks
+// run), for waits that peers may need answers from; else internal only.
+void wait_request(MPI_Request* r, const collective_ticket& t, bool user_level = false);
 // Starts the progress thread (the last step of init) / stops and joins it
 // (the first step of finalize).
 void start_progress_thread();

@@ -330,15 +330,7 @@ dist_key dist_next_key(const team& t) {
       MPI_Request req;
       const auto ticket = team_collective_begin("accrete::dist_object (first on its team)", t, true);
       ACCRETE_MPI(MPI_Iallreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MAX, comm, &req));
-      unsigned spins = 0;
-      for (;;) {
-        int done = 0;
-        ACCRETE_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-        if (done) break;
-        user_progress();
-        idle_backoff(spins);
-        collective_check(ticket);
-      }
+      wait_request(&req, ticket, true);
       collective_end(ticket);
       next_team_id = id + 1;
     }
