@@ -3,6 +3,7 @@
 // are used; the results are checked exactly.
 #include <upcxx/upcxx.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -1063,4 +1064,165 @@ TEST(Upcxx, DeclaredTriviallySerializable) {
     EXPECT_EQ(w[std::size_t(i)].a, i);
     EXPECT_EQ(w[std::size_t(i)].b, i / 4.0);
   }
+}
+
+namespace {
+// A class built on a global pointer of any kind, as libraries over UPC++
+// write them (a cache entry, a handle).
+template <class T, upcxx::memory_kind K = upcxx::memory_kind::host>
+struct tagged_ptr : upcxx::global_ptr<T, K> {
+  int tag = 0;
+  tagged_ptr(upcxx::global_ptr<T, K> p, int t) : upcxx::global_ptr<T, K>(p), tag(t) {}
+};
+template <class T>
+upcxx::intrank_t owner_of(upcxx::global_ptr<T> p) {
+  return p.where();
+}
+struct with_members {
+  int x = 0;
+  const int y = 3;
+  mutable char z = 'z';
+};
+}  // namespace
+
+// 5 and 12: memory kinds (host and `any`; device kinds inactive), gets
+// from pointers to const, null pointers localize to nullptr.
+TEST(Upcxx, MemoryKindsAndConstSources) {
+  using upcxx::memory_kind;
+  const int n = 64, me = upcxx::rank_me();
+  auto all = everyones(upcxx::new_array<int>(n));
+  std::iota(all[std::size_t(me)].local(), all[std::size_t(me)].local() + n, 1000 * me);
+  upcxx::barrier();
+  const int r = right();
+  const upcxx::global_ptr<const int> src = all[std::size_t(r)];
+  auto expect = [&](const int* got, int first, int count, const char* what) {
+    for (int i = 0; i < count; ++i) ASSERT_EQ(got[i], 1000 * r + first + i) << what << " element " << i;
+  };
+  // Contiguous gets from const: future, promise, one value.
+  std::vector<int> out(n, -1);
+  upcxx::rget(src, out.data(), n).wait();
+  expect(out.data(), 0, n, "rget");
+  std::fill(out.begin(), out.end(), -1);
+  upcxx::promise<> pr;
+  upcxx::rget(src + 8, out.data(), 8, upcxx::operation_cx::as_promise(pr));
+  pr.finalize().wait();
+  expect(out.data(), 8, 8, "rget as_promise");
+  EXPECT_EQ(upcxx::rget(src + 5).wait(), 1000 * r + 5);
+  // Non-contiguous gets from const.
+  std::fill(out.begin(), out.end(), -1);
+  std::vector<std::pair<upcxx::global_ptr<const int>, std::size_t>> sf{{src + 10, 3}, {src + 20, 5}};
+  std::vector<std::pair<int*, std::size_t>> df{{out.data(), 8}};
+  upcxx::rget_irregular(sf.begin(), sf.end(), df.begin(), df.end()).wait();
+  expect(out.data(), 10, 3, "rget_irregular");
+  expect(out.data() + 3, 20, 5, "rget_irregular");
+  std::vector<upcxx::global_ptr<const int>> rs{src + 40, src + 30};
+  std::vector<int*> rd{out.data() + 10};
+  upcxx::rget_regular(rs.begin(), rs.end(), 4, rd.begin(), rd.end(), 8).wait();
+  expect(out.data() + 10, 40, 4, "rget_regular");
+  expect(out.data() + 14, 30, 4, "rget_regular");
+  // An 8 x 8 transpose from const, in both strided forms.
+  std::vector<int> t(n, -1), t2(n, -1);
+  const std::ptrdiff_t ss[2] = {sizeof(int), 8 * sizeof(int)}, ds[2] = {8 * sizeof(int), sizeof(int)};
+  const std::size_t ext[2] = {8, 8};
+  upcxx::rget_strided<2>(src, {ss[0], ss[1]}, t.data(), {ds[0], ds[1]}, {ext[0], ext[1]}).wait();
+  upcxx::rget_strided<2>(src, ss, t2.data(), ds, ext).wait();
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) {
+      ASSERT_EQ(t[std::size_t(i * 8 + j)], 1000 * r + j * 8 + i) << i << ", " << j;
+      ASSERT_EQ(t2[std::size_t(i * 8 + j)], 1000 * r + j * 8 + i) << i << ", " << j;
+    }
+  // Kinds: host converts to `any` and back; every pointer names host memory.
+  const upcxx::global_ptr<int, memory_kind::any> any_mine = all[std::size_t(me)];
+  static_assert(decltype(any_mine)::kind == memory_kind::any && upcxx::global_ptr<int>::kind == memory_kind::host);
+  EXPECT_EQ(any_mine.dynamic_kind(), memory_kind::host);
+  EXPECT_EQ(upcxx::static_kind_cast<memory_kind::host>(any_mine), all[std::size_t(me)]);
+  EXPECT_EQ(upcxx::dynamic_kind_cast<memory_kind::host>(any_mine), all[std::size_t(me)]);
+  EXPECT_TRUE(upcxx::dynamic_kind_cast<memory_kind::cuda_device>(any_mine).is_null());
+  using any_ptr = upcxx::global_ptr<int, memory_kind::any>;
+  EXPECT_EQ(std::hash<any_ptr>{}(any_mine), std::hash<any_ptr>{}(any_ptr(all[std::size_t(me)])));
+  // copy from const and between `any` pointers; a right neighbour's data
+  // into my second half, then back to the front through `any`.
+  upcxx::barrier();  // everyone has read all of its right neighbour's array
+  const upcxx::global_ptr<const int, memory_kind::any> any_src = src;
+  upcxx::copy(any_src + 4, any_mine + 32, 16).wait();
+  upcxx::copy(src, all[std::size_t(me)] + 48, 4).wait();
+  upcxx::copy(any_mine + 32, out.data(), 20).wait();
+  expect(out.data(), 4, 16, "copy from any");
+  expect(out.data() + 16, 0, 4, "copy from const");
+  EXPECT_THROW(upcxx::copy(upcxx::global_ptr<const int>(), any_mine, 1).wait(), accrete::bad_global_ptr);
+  // Null pointers localize to nullptr, whatever node their owner is on.
+  const upcxx::global_ptr<int> null;
+  EXPECT_TRUE(null.is_local());
+  EXPECT_EQ(null.local(), nullptr);
+  // A class built on a global pointer passes where a global_ptr<T> is taken.
+  const tagged_ptr<int> tp(all[std::size_t(r)], 7);
+  EXPECT_EQ(owner_of(tp), r);
+  const tagged_ptr<int, memory_kind::any> tpa(all[std::size_t(r)], 8);
+  EXPECT_EQ(upcxx::static_kind_cast<memory_kind::host>(tpa), all[std::size_t(r)]);
+  // upcxx_memberof keeps the object's constness (a mutable member drops it).
+  const upcxx::global_ptr<const with_members> cw = upcxx::new_<with_members>();
+  auto gy = upcxx_memberof(cw, y);
+  auto gz = upcxx_memberof(cw, z);
+  static_assert(std::is_same_v<decltype(gy), upcxx::global_ptr<const int>>);
+  static_assert(std::is_same_v<decltype(gz), upcxx::global_ptr<char>>);
+  EXPECT_EQ(upcxx::rget(gy).wait(), 3);
+  EXPECT_EQ(upcxx::rget(gz).wait(), 'z');
+  upcxx::delete_(upcxx::const_pointer_cast<with_members>(cw));
+  // Device kinds: pointers exist (null) and convert to `any`; allocating
+  // on an inactive allocator throws.
+  upcxx::device_allocator<upcxx::cuda_device> gpu;
+  const upcxx::global_ptr<double, memory_kind::cuda_device> dp = gpu.to_global_ptr<double>(nullptr);
+  EXPECT_TRUE(dp.is_null());
+  const upcxx::global_ptr<double, memory_kind::any> dany = dp;
+  EXPECT_TRUE(dany.is_null());
+  EXPECT_EQ(upcxx::cuda_device::null_pointer<double>(), nullptr);
+  EXPECT_THROW(gpu.allocate<double>(4), accrete::error);
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(me)]);
+}
+
+// 11: team constructors are blocking collectives with user-level progress
+// (as barrier()): a member that enters split or create while others wait
+// for its answer to an RPC still answers it. Rank 0 goes straight into each
+// constructor; the others first wait for an RPC that only rank 0 runs.
+TEST(Upcxx, TeamConstructorsServeRpcs) {
+  static int served = 0;
+  served = 0;
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  auto ask = [&](int k) {
+    if (me == 0) return;
+    EXPECT_EQ(upcxx::rpc(0, [](int x) { return ++served, 10 * x; }, me + k).wait(), 10 * (me + k));
+  };
+  ask(0);
+  upcxx::team parity = upcxx::world().split(me % 2, me);
+  EXPECT_EQ(parity.rank_n(), (n + 1 - me % 2) / 2);
+  EXPECT_EQ(parity.rank_me(), me / 2);
+  ask(100);
+  std::vector<upcxx::intrank_t> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  std::reverse(all.begin(), all.end());
+  upcxx::team reversed = upcxx::world().create(all);
+  EXPECT_EQ(reversed.rank_me(), n - 1 - me);
+  upcxx::barrier();
+  if (me == 0) {
+    EXPECT_EQ(served, 2 * (n - 1));
+  }
+  // Spec queries next to the teams: from_world with a fallback, a
+  // dist_object's team, the shared segment's size and use.
+  const int next = (me + 1) % n;
+  EXPECT_EQ(parity.from_world(next, -7), next % 2 == me % 2 ? next / 2 : -7);
+  {
+    upcxx::dist_object<int> d(me, parity);
+    EXPECT_EQ(&d.team(), &parity);
+    upcxx::barrier(parity);
+  }
+  const std::int64_t used = upcxx::shared_segment_used();
+  upcxx::global_ptr<char> block = upcxx::new_array<char>(1 << 16);
+  EXPECT_GE(upcxx::shared_segment_used(), used + (1 << 16));
+  EXPECT_GE(upcxx::shared_segment_size(), upcxx::shared_segment_used());
+  upcxx::delete_array(block);
+  EXPECT_EQ(upcxx::shared_segment_used(), used);
+  upcxx::barrier(parity);
+  reversed.destroy();
+  parity.destroy();
 }

@@ -119,13 +119,13 @@ class dist_object {
   using value_type = T;
 
   /// Collective over `t`: this member's instance holds `value`.
-  explicit dist_object(T value, const team& t = world())
+  explicit dist_object(T value, const accrete::team& t = world())
       : team_(&t), key_(detail::dist_next_key(t)), value_(std::move(value)) {
     detail::dist_add(key_, this);
   }
   /// Collective over `t`: constructs this member's value from `args...`.
   template <class... Args>
-  dist_object(const team& t, std::in_place_t, Args&&... args)
+  dist_object(const accrete::team& t, std::in_place_t, Args&&... args)
       : team_(&t), key_(detail::dist_next_key(t)), value_(std::in_place, std::forward<Args>(args)...) {
     detail::dist_add(key_, this);
   }
@@ -133,7 +133,7 @@ class dist_object {
   /// (UPC++'s form, without std::in_place).
   template <class... Args>
   requires std::is_constructible_v<T, Args...>
-  explicit dist_object(const team& t, Args&&... args)
+  explicit dist_object(const accrete::team& t, Args&&... args)
       : team_(&t), key_(detail::dist_next_key(t)), value_(std::in_place, std::forward<Args>(args)...) {
     detail::dist_add(key_, this);
   }
@@ -168,7 +168,9 @@ class dist_object {
   ///@}
 
   /// The team this object lives on (an active instance's).
-  const team& get_team() const noexcept { return *team_; }
+  const accrete::team& get_team() const noexcept { return *team_; }
+  /// The same, under UPC++'s name.
+  accrete::team& team() const noexcept { return const_cast<accrete::team&>(*team_); }
   /// This object's name on every member (see dist_id); the null id when
   /// inactive.
   dist_id<T> id() const noexcept { return dist_id<T>(key_); }
@@ -205,7 +207,7 @@ class dist_object {
     key_ = {};
   }
 
-  const team* team_ = nullptr;
+  const accrete::team* team_ = nullptr;
   detail::dist_key key_;
   std::uint64_t generation_ = detail::runtime_generation();
   std::optional<T> value_;

@@ -25,14 +25,21 @@
 
 namespace accrete {
 
-template <class T>
+/// The kinds of memory a global pointer can name (UPC++'s memory kinds).
+/// accrete's shared segments are host memory; the device kinds exist so
+/// that code written for every kind builds, and no pointer of a device kind
+/// is ever non-null. `any` is the kind parameter of a pointer that may name
+/// memory of any kind.
+enum class memory_kind { host, cuda_device, hip_device, ze_device, any };
+
+template <class T, memory_kind Kind = memory_kind::host>
 class global_ptr;
 
 namespace detail {
 struct gp_access {
-  template <class T>
-  static global_ptr<T> make(int rank, std::uint64_t offset) {
-    global_ptr<T> g;
+  template <class T, memory_kind Kind = memory_kind::host>
+  static global_ptr<T, Kind> make(int rank, std::uint64_t offset) {
+    global_ptr<T, Kind> g;
     g.rank_ = rank;
     g.offset_ = offset;
     return g;
@@ -44,21 +51,30 @@ struct gp_access {
 /// Copyable, comparable, supports pointer arithmetic within one segment.
 /// Never dereferenced implicitly: communication is explicit (rput/rget/...),
 /// and `local()` gives a raw pointer when the target shares the caller's
-/// node. A default-constructed global_ptr is null.
-template <class T>
+/// node. A default-constructed global_ptr is null. T may be incomplete
+/// until arithmetic needs its size.
+///
+/// `Kind` is the kind of memory it may name: `host` (the default, and the
+/// only kind communication functions take) or `any` (what a host pointer
+/// converts to implicitly; back with `static_kind_cast`/`dynamic_kind_cast`).
+template <class T, memory_kind Kind>
 class global_ptr {
  public:
   /// The pointee type.
   using element_type = T;
+  /// The kind parameter.
+  static constexpr memory_kind kind = Kind;
   /// A null pointer.
   global_ptr() = default;
   /// A null pointer.
   global_ptr(std::nullptr_t) {}
-  /// Conversion to a pointer to const (or to void-like std::byte is not
-  /// implicit: use reinterpret_pointer_cast).
-  template <class U>
-  requires(!std::is_same_v<U, T> && std::is_convertible_v<U*, T*>) global_ptr(const global_ptr<U>& o)
-      : rank_(o.where()), offset_(o.offset()) {}
+  /// Conversion to a pointer to const (or to a base class at the same
+  /// address), and from a pointer of one kind to `any`. A pointer to void is
+  /// not made implicitly: use reinterpret_pointer_cast.
+  template <class U, memory_kind K>
+  requires((!std::is_same_v<U, T> || K != Kind) && std::is_convertible_v<U*, T*> &&
+           (K == Kind || Kind == memory_kind::any))
+  global_ptr(const global_ptr<U, K>& o) : rank_(o.where()), offset_(o.offset()) {}
 
   /// Whether the pointer is null.
   bool is_null() const noexcept { return rank_ < 0; }
@@ -68,16 +84,20 @@ class global_ptr {
   int where() const noexcept { return rank_; }
   /// Byte offset from the start of that segment.
   std::uint64_t offset() const noexcept { return offset_; }
+  /// The kind of memory the pointer names: always host here (null
+  /// pointers included, as in UPC++).
+  memory_kind dynamic_kind() const noexcept { return memory_kind::host; }
   /// True when the target's memory is directly addressable by the caller
-  /// (same node, or the caller itself). False for null.
-  bool is_local() const noexcept { return rank_ >= 0 && detail::is_node_local(rank_); }
-  /// A raw pointer usable by the caller. Throws bad_global_ptr when null or
-  /// when the target is not node-local.
+  /// (same node, or the caller itself), and for a null pointer (as in
+  /// UPC++: localizing a null pointer gives the null raw pointer).
+  bool is_local() const noexcept { return rank_ < 0 || detail::is_node_local(rank_); }
+  /// A raw pointer usable by the caller; nullptr for a null pointer.
+  /// Throws bad_global_ptr when the target is not node-local.
   T* local() const {
-    if (!is_local())
-      throw bad_global_ptr(is_null() ? std::string("accrete::global_ptr::local: null pointer")
-                                     : "accrete::global_ptr::local: rank " + std::to_string(rank_) +
-                                           " is not on the caller's node");
+    if (rank_ < 0) return nullptr;
+    if (!detail::is_node_local(rank_))
+      throw bad_global_ptr("accrete::global_ptr::local: rank " + std::to_string(rank_) +
+                           " is not on the caller's node");
     return reinterpret_cast<T*>(detail::segment_base(rank_) + offset_);
   }
 
@@ -133,11 +153,29 @@ class global_ptr {
   std::uint64_t offset_ = 0;
 };
 
-/// Reinterprets a global pointer as pointing to another type.
-template <class T, class U>
-global_ptr<T> reinterpret_pointer_cast(const global_ptr<U>& p) {
+/// Reinterprets a global pointer as pointing to another type (of the same
+/// kind).
+template <class T, class U, memory_kind Kind>
+global_ptr<T, Kind> reinterpret_pointer_cast(const global_ptr<U, Kind>& p) {
   if (p.is_null()) return {};
-  return detail::gp_access::make<T>(p.where(), p.offset());
+  return detail::gp_access::make<T, Kind>(p.where(), p.offset());
+}
+
+/// The same pointer with kind parameter `To`, unchecked: the caller knows
+/// the memory is of kind `To` (UPC++'s static_kind_cast).
+template <memory_kind To, class T, memory_kind From>
+global_ptr<T, To> static_kind_cast(const global_ptr<T, From>& p) {
+  if (p.is_null()) return {};
+  return detail::gp_access::make<T, To>(p.where(), p.offset());
+}
+
+/// The same pointer with kind parameter `To` when the memory it names is
+/// of that kind (or `To` is `any`); otherwise null (UPC++'s
+/// dynamic_kind_cast).
+template <memory_kind To, class T, memory_kind From>
+global_ptr<T, To> dynamic_kind_cast(const global_ptr<T, From>& p) {
+  if (To != memory_kind::any && p.dynamic_kind() != To) return {};
+  return static_kind_cast<To>(p);
 }
 
 /// The global pointer for a raw pointer into a node-local segment (the
@@ -170,10 +208,10 @@ global_ptr<T> to_global_ptr(T* p) {
 // Doxygen 1.9 cannot place this specialization of std::hash: hidden from it.
 /// \cond
 /// Hash of a global pointer (rank and offset), for unordered containers.
-template <class T>
-struct std::hash<accrete::global_ptr<T>> {
+template <class T, accrete::memory_kind Kind>
+struct std::hash<accrete::global_ptr<T, Kind>> {
   /// The hash value.
-  std::size_t operator()(const accrete::global_ptr<T>& p) const noexcept {
+  std::size_t operator()(const accrete::global_ptr<T, Kind>& p) const noexcept {
     return std::hash<std::uint64_t>{}(p.offset() * 1000003u + std::uint64_t(p.where()));
   }
 };

@@ -146,24 +146,25 @@ requires detail::rma_ok<T> future<> rput(const T& value, global_ptr<T> dest) {
   return keep->second.get_future();
 }
 
-/// Copies `count` elements from `src` into local `dest`.
-template <class T>
-requires detail::rma_ok<T> future<> rget(global_ptr<T> src, T* dest, std::size_t count) {
+/// Copies `count` elements from `src` (which may point to const) into
+/// local `dest`.
+template <class S, class T = std::remove_const_t<S>>
+requires detail::rma_ok<T> future<> rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count) {
   std::size_t bytes = detail::checked_bytes("rget", src, count);
   return detail::contiguous_op(false, src.where(), src.offset(), dest, bytes);
 }
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.
-template <class T>
+template <class S, class T = std::remove_const_t<S>>
 requires detail::rma_ok<T>
-void rget(global_ptr<T> src, T* dest, std::size_t count, promise<>& p) {
+void rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count, promise<>& p) {
   std::size_t bytes = detail::checked_bytes("rget", src, count);
   detail::get_bytes(src.where(), src.offset(), dest, bytes, p);
 }
 
 /// Reads one value.
-template <class T>
-requires detail::rma_ok<T> future<T> rget(global_ptr<T> src) {
+template <class S, class T = std::remove_const_t<S>>
+requires detail::rma_ok<T> future<T> rget(global_ptr<S> src) {
   std::size_t bytes = detail::checked_bytes("rget", src, 1);
   if (std::byte* base = detail::segment_base(src.where())) {
     T v;

@@ -148,10 +148,12 @@ void rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_
                         extents.data(), Dim, &p, std::move(rcx));
 }
 
-/// Gets a Dim-dimensional section from `src_base`'s rank into local memory.
-template <std::size_t Dim, class T>
-requires detail::rma_ok<T> future<> rget_strided(global_ptr<T> src_base,
-                                                 const std::array<std::ptrdiff_t, Dim>& src_strides, T* dest_base,
+/// Gets a Dim-dimensional section from `src_base`'s rank (which may point
+/// to const) into local memory.
+template <std::size_t Dim, class S, class T = std::remove_const_t<S>>
+requires detail::rma_ok<T> future<> rget_strided(global_ptr<S> src_base,
+                                                 const std::array<std::ptrdiff_t, Dim>& src_strides,
+                                                 std::type_identity_t<T>* dest_base,
                                                  const std::array<std::ptrdiff_t, Dim>& dest_strides,
                                                  const std::array<std::size_t, Dim>& extents) {
   return detail::strided_op<T>(false, "rget_strided", src_base.where(), src_base.offset(),
@@ -160,9 +162,10 @@ requires detail::rma_ok<T> future<> rget_strided(global_ptr<T> src_base,
 }
 
 /// As above; completion fulfils one anonymous dependency registered on `p`.
-template <std::size_t Dim, class T>
+template <std::size_t Dim, class S, class T = std::remove_const_t<S>>
 requires detail::rma_ok<T>
-void rget_strided(global_ptr<T> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, T* dest_base,
+void rget_strided(global_ptr<S> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides,
+                  std::type_identity_t<T>* dest_base,
                   const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
                   promise<>& p) {
   detail::strided_op<T>(false, "rget_strided", src_base.where(), src_base.offset(),
@@ -182,9 +185,10 @@ requires detail::rma_ok<T> future<> rput_strided(const T* src_base, std::span<co
 }
 
 /// Runtime dimension count: the three spans must have the same length.
-template <class T>
-requires detail::rma_ok<T> future<> rget_strided(global_ptr<T> src_base, std::span<const std::ptrdiff_t> src_strides,
-                                                 T* dest_base, std::span<const std::ptrdiff_t> dest_strides,
+template <class S, class T = std::remove_const_t<S>>
+requires detail::rma_ok<T> future<> rget_strided(global_ptr<S> src_base, std::span<const std::ptrdiff_t> src_strides,
+                                                 std::type_identity_t<T>* dest_base,
+                                                 std::span<const std::ptrdiff_t> dest_strides,
                                                  std::span<const std::size_t> extents) {
   detail::check_dims("rget_strided", src_strides.size(), dest_strides.size(), extents.size());
   return detail::strided_op<T>(false, "rget_strided", src_base.where(), src_base.offset(),

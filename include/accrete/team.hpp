@@ -79,6 +79,11 @@ class team {
   ///@}
   /// Team rank of world rank `world_rank`, or -1 if not a member.
   int from_world(int world_rank) const;
+  /// Team rank of world rank `world_rank`, or `otherwise` if not a member.
+  int from_world(int world_rank, int otherwise) const {
+    const int r = from_world(world_rank);
+    return r < 0 ? otherwise : r;
+  }
   /// Collective over this team: like MPI_Comm_split.
   team split(int color, int key) const;
   /// Collective over this team: a new team of the members whose ranks in

@@ -20,7 +20,8 @@
 //  - Source completion happens no earlier than operation completion
 //    (source_cx::as_buffered copies the source first, so it is delivered at
 //    once; as_blocking waits for the operation with user-level progress).
-//  - Memory kinds: host memory only; global_ptr has no kind parameter.
+//  - Memory kinds: host memory only; global_ptr<T, Kind> takes every kind,
+//    and pointers of a device kind are always null.
 //
 // Progress, completion and atomicity are accrete's: see the headers under
 // accrete/ that each section names.
@@ -108,17 +109,18 @@ using accrete::rank_n;
 
 // ---- Global pointers, storage management -------------------------------------------------------
 
+using accrete::dynamic_kind_cast;
 using accrete::global_ptr;
+using accrete::memory_kind;
 using accrete::reinterpret_pointer_cast;
+using accrete::static_kind_cast;
 using accrete::to_global_ptr;
 using accrete::try_global_ptr;
 
-/// The memory kinds (spec: Memory Kinds). Only host memory exists here.
-enum class memory_kind { host, any };
-
-/// The kind of memory p points to: always host here (spec: Global Pointers).
-template <class T>
-constexpr memory_kind dynamic_kind(const global_ptr<T>&) noexcept {
+/// The kind of memory p points to: always host here (spec: Global
+/// Pointers; the member `p.dynamic_kind()` says the same).
+template <class T, memory_kind K>
+constexpr memory_kind dynamic_kind(const global_ptr<T, K>&) noexcept {
   return memory_kind::host;
 }
 
@@ -131,9 +133,16 @@ namespace detail {
 // A device kind that is never active, as in a UPC++ build without that
 // device: default-constructed (or made with invalid_device_id) it is an
 // inactive placeholder; opening a real device throws accrete::error.
-template <int>
+template <memory_kind Kind>
 struct device_kind {
   static constexpr int invalid_device_id = -1;
+  static constexpr memory_kind kind = Kind;
+  template <class T>
+  using pointer = T*;
+  template <class T>
+  static constexpr T* null_pointer() noexcept {
+    return nullptr;
+  }
   device_kind() noexcept = default;
   template <class... Opts>
   explicit device_kind(int device_id, Opts&&...) {
@@ -153,13 +162,14 @@ struct device_kind {
 /// destroy() does nothing); opening a device or a device_allocator on one
 /// throws accrete::error saying that device kinds are not supported.
 ///@{
-using cuda_device = detail::device_kind<0>;
-using hip_device = detail::device_kind<1>;
-using ze_device = detail::device_kind<2>;
+using cuda_device = detail::device_kind<memory_kind::cuda_device>;
+using hip_device = detail::device_kind<memory_kind::hip_device>;
+using ze_device = detail::device_kind<memory_kind::ze_device>;
 template <class Device>
 class device_allocator {
  public:
   using device_type = Device;
+  static constexpr memory_kind kind = Device::kind;
   device_allocator() noexcept = default;
   template <class... A>
   explicit device_allocator(Device&, A&&...) {
@@ -169,30 +179,53 @@ class device_allocator {
   device_allocator& operator=(device_allocator&&) noexcept = default;
   bool is_active() const noexcept { return false; }
   void destroy(accrete::entry_barrier = accrete::entry_barrier::user) noexcept {}
+  int device_id() const noexcept { return Device::invalid_device_id; }
+  /// Never active here: allocating throws.
+  template <class T>
+  global_ptr<T, kind> allocate(std::size_t = 1, std::size_t = alignof(T)) {
+    detail::no_device_kinds("device_allocator::allocate");
+  }
+  /// Only the null pointer exists in device memory here.
+  template <class T>
+  void deallocate(global_ptr<T, kind> p) {
+    if (p) detail::no_device_kinds("device_allocator::deallocate");
+  }
+  template <class T>
+  global_ptr<T, kind> to_global_ptr(T* p) const {
+    if (p) detail::no_device_kinds("device_allocator::to_global_ptr");
+    return {};
+  }
+  template <class T>
+  T* local(global_ptr<T, kind> p) const {
+    if (p) detail::no_device_kinds("device_allocator::local");
+    return nullptr;
+  }
 };
 ///@}
 
 namespace detail {
 // The global pointer of the member at byte offset `off` of *p.
-template <class M, class T>
-global_ptr<M> member_at(const global_ptr<T>& p, std::size_t off) {
-  return accrete::reinterpret_pointer_cast<M>(accrete::reinterpret_pointer_cast<char>(p) + std::ptrdiff_t(off));
+template <class M, class T, memory_kind K>
+global_ptr<M, K> member_at(const global_ptr<T, K>& p, std::size_t off) {
+  if (p.is_null()) return {};
+  using byte = std::conditional_t<std::is_const_v<T>, const char, char>;
+  return accrete::reinterpret_pointer_cast<M>(accrete::reinterpret_pointer_cast<byte>(p) + std::ptrdiff_t(off));
 }
 }  // namespace detail
 
 
 /// static_cast between related element types (spec: Global Pointers). The offset does not
 /// change, so T and U must share their address (single inheritance).
-template <class T, class U>
-global_ptr<T> static_pointer_cast(const global_ptr<U>& p) {
+template <class T, class U, memory_kind K>
+global_ptr<T, K> static_pointer_cast(const global_ptr<U, K>& p) {
   static_assert(std::is_convertible_v<U*, T*> || std::is_base_of_v<U, T> || std::is_void_v<U> || std::is_void_v<T>,
                 "upcxx::static_pointer_cast: static_cast<T*>(U*) is not valid");
   return accrete::reinterpret_pointer_cast<T>(p);
 }
 
 /// const_cast of the element type (spec: Global Pointers).
-template <class T, class U>
-global_ptr<T> const_pointer_cast(const global_ptr<U>& p) {
+template <class T, class U, memory_kind K>
+global_ptr<T, K> const_pointer_cast(const global_ptr<U, K>& p) {
   static_assert(std::is_same_v<std::remove_cv_t<T>, std::remove_cv_t<U>>,
                 "upcxx::const_pointer_cast: T and U differ in more than cv-qualifiers");
   return accrete::reinterpret_pointer_cast<T>(p);
@@ -240,6 +273,13 @@ template <class T, std::size_t Alignment = alignof(T)>
 global_ptr<T> allocate(std::size_t n = 1) {
   return detail::or_null([&] { return accrete::reinterpret_pointer_cast<T>(accrete::allocate(n * sizeof(T), Alignment)); });
 }
+
+/// Bytes in this process's shared segment, and bytes of it allocated now
+/// (spec: Storage Management).
+///@{
+inline std::int64_t shared_segment_size() { return std::int64_t(accrete::segment_size()); }
+inline std::int64_t shared_segment_used() { return std::int64_t(accrete::segment_used()); }
+///@}
 
 /// Releases memory from allocate() (null: nothing).
 ///@{
@@ -654,10 +694,12 @@ auto rput(T value, global_ptr<T> dest, Cxs&& cxs = operation_cx::as_future()) {
   return detail::put_value(value, dest, cxs);
 }
 
-/// Copies count elements from src into dest (spec: One-Sided Communication).
-template <class T, class Cxs = detail::completions<detail::op_future>>
+/// Copies count elements from src (which may point to const) into dest
+/// (spec: One-Sided Communication).
+template <class S, class T = std::remove_const_t<S>, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rget(global_ptr<T> src, T* dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+auto rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count,
+          Cxs&& cxs = operation_cx::as_future()) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
   if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
     accrete::rget(src, dest, count, std::get<0>(cxs.items).p);
@@ -667,22 +709,32 @@ auto rget(global_ptr<T> src, T* dest, std::size_t count, Cxs&& cxs = operation_c
 
 /// The value at src (spec: One-Sided Communication): operation_cx::as_future() gives future<T>,
 /// as_promise(promise<T>&) fulfills the promise with it.
-template <class T, class Cxs = detail::completions<detail::op_future>>
+template <class S, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rget(global_ptr<T> src, Cxs&& cxs = operation_cx::as_future()) {
+auto rget(global_ptr<S> src, Cxs&& cxs = operation_cx::as_future()) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
   return detail::deliver(accrete::rget(src), cxs);
 }
 
-/// Copies count elements between two global pointers in host memory
-/// (spec: One-Sided Communication, copy): either end may be on any process.
-template <class T, class Cxs = detail::completions<detail::op_future>>
-requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto copy(global_ptr<T> src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+/// Copies count elements between two global pointers (spec: One-Sided
+/// Communication, copy): either end may be on any process, the source may
+/// point to const, and either may have kind parameter `any` (every pointer
+/// names host memory here).
+template <class S, memory_kind Ks, class T, memory_kind Kd, class Cxs = detail::completions<detail::op_future>>
+requires(std::is_same_v<std::remove_const_t<S>, T> && detail::is_completions<std::remove_cvref_t<Cxs>>)
+auto copy(global_ptr<S, Ks> src_any, global_ptr<T, Kd> dest_any, std::size_t count,
+          Cxs&& cxs = operation_cx::as_future()) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
+  const global_ptr<const T> src = static_kind_cast<memory_kind::host>(src_any);
+  const global_ptr<T> dest = static_kind_cast<memory_kind::host>(dest_any);
   future<> done;
-  if (src.is_local()) {
-    done = accrete::rput(static_cast<const T*>(src.local()), dest, count);
+  if (count > 0 && (!src || !dest))
+    throw accrete::bad_global_ptr(std::string("upcxx::copy: null ") + (src ? "destination" : "source") +
+                                  " pointer with count " + std::to_string(count));
+  if (count == 0) {
+    done = make_future();
+  } else if (src.is_local()) {
+    done = accrete::rput(src.local(), dest, count);
   } else if (dest.is_local()) {
     done = accrete::rget(src, dest.local(), count);
   } else {
@@ -698,17 +750,18 @@ auto copy(global_ptr<T> src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = 
 /// copy with a local end (spec: copy takes a global pointer or a pointer
 /// to host memory at either end): an rput or an rget.
 ///@{
-template <class T, class Cxs = detail::completions<detail::op_future>>
+template <class T, memory_kind Kd, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto copy(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+auto copy(const T* src, global_ptr<T, Kd> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
-  return detail::deliver(accrete::rput(src, dest, count), cxs);
+  return detail::deliver(accrete::rput(src, static_kind_cast<memory_kind::host>(dest), count), cxs);
 }
-template <class T, class Cxs = detail::completions<detail::op_future>>
+template <class S, memory_kind Ks, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto copy(global_ptr<T> src, T* dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+auto copy(global_ptr<S, Ks> src, std::remove_const_t<S>* dest, std::size_t count,
+          Cxs&& cxs = operation_cx::as_future()) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
-  return detail::deliver(accrete::rget(src, dest, count), cxs);
+  return detail::deliver(accrete::rget(static_kind_cast<memory_kind::host>(src), dest, count), cxs);
 }
 ///@}
 
@@ -784,13 +837,16 @@ auto rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_
     return accrete::rput_strided<Dim>(src_base, src_strides, dest_base, dest_strides, extents, std::move(rcx)...);
   });
 }
-template <std::size_t Dim, class T, class Cxs = detail::completions<detail::op_future>>
+template <std::size_t Dim, class S, class T = std::remove_const_t<S>,
+          class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rget_strided(global_ptr<T> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, T* dest_base,
+auto rget_strided(global_ptr<S> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides,
+                  std::type_identity_t<T>* dest_base,
                   const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
                   Cxs&& cxs = operation_cx::as_future()) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_strided: takes operation completions only");
-  return detail::deliver(accrete::rget_strided<Dim>(src_base, src_strides, dest_base, dest_strides, extents), cxs);
+  return detail::deliver(accrete::rget_strided<Dim, S>(src_base, src_strides, dest_base, dest_strides, extents),
+                         cxs);
 }
 ///@}
 /// The strided forms with the strides and extents as arrays of Dim
@@ -804,12 +860,14 @@ auto rput_strided(const T* src_base, const std::ptrdiff_t* src_strides, global_p
   return rput_strided<Dim>(src_base, detail::array_of<Dim>(src_strides), dest_base, detail::array_of<Dim>(dest_strides),
                            detail::array_of<Dim>(extents), std::forward<Cxs>(cxs));
 }
-template <std::size_t Dim, class T, class Cxs = detail::completions<detail::op_future>>
+template <std::size_t Dim, class S, class T = std::remove_const_t<S>,
+          class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rget_strided(global_ptr<T> src_base, const std::ptrdiff_t* src_strides, T* dest_base,
+auto rget_strided(global_ptr<S> src_base, const std::ptrdiff_t* src_strides, std::type_identity_t<T>* dest_base,
                   const std::ptrdiff_t* dest_strides, const std::size_t* extents,
                   Cxs&& cxs = operation_cx::as_future()) {
-  return rget_strided<Dim>(src_base, detail::array_of<Dim>(src_strides), dest_base, detail::array_of<Dim>(dest_strides),
+  return rget_strided<Dim, S>(src_base, detail::array_of<Dim>(src_strides), dest_base,
+                              detail::array_of<Dim>(dest_strides),
                            detail::array_of<Dim>(extents), std::forward<Cxs>(cxs));
 }
 ///@}
@@ -1464,8 +1522,9 @@ struct accrete::serialization<upcxx::bound_function<F, B...>> {
 /// A global pointer to member `field` of the object gp points to (spec:
 /// Global Pointers, upcxx_memberof). The class must be standard-layout
 /// (offsetof); nothing is communicated.
-#define upcxx_memberof(gp, field)                                                                                   \
-  (::upcxx::detail::member_at<decltype(std::declval<typename std::remove_cvref_t<decltype(gp)>::element_type&>().field)>( \
-      (gp), offsetof(typename std::remove_cvref_t<decltype(gp)>::element_type, field)))
+#define upcxx_memberof(gp, field)                                                                      \
+  (::upcxx::detail::member_at<std::remove_reference_t<                                                    \
+       decltype((std::declval<typename std::remove_cvref_t<decltype(gp)>::element_type&>().field))>>(   \
+      (gp), offsetof(std::remove_cv_t<typename std::remove_cvref_t<decltype(gp)>::element_type>, field)))
 /// upcxx_memberof as a ready future (spec: upcxx_memberof_general).
 #define upcxx_memberof_general(gp, field) (::upcxx::make_future(upcxx_memberof(gp, field)))

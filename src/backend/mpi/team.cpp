@@ -167,12 +167,15 @@ team team::split(int color, int key) const {
     throw std::invalid_argument("accrete::team::split: negative color " + std::to_string(color));
   const std::uint64_t nth = detail::team_access::next_split(*this);
   // MPI_Comm_split blocks inside MPI: a timed barrier first, so that a
-  // member that never splits is named rather than waited for.
+  // member that never splits is named rather than waited for. It makes
+  // user-level progress, as barrier() does (UPC++: team constructors have
+  // progress level user): a member that reaches split before answering an
+  // RPC another member waits for still answers it.
   {
     const auto t = detail::team_collective_begin("accrete::team::split", *this, true);
     MPI_Request r;
     detail::ibarrier(comm_, &r);
-    detail::wait_request(&r, t);
+    detail::wait_request(&r, t, true);
     detail::collective_end(t);
   }
   MPI_Comm c;
@@ -206,7 +209,13 @@ team team::create_from(const std::vector<int>& ranks) const {
   // Every member learns whether any list was bad before anyone splits, so
   // a bad list fails everywhere instead of leaving the others waiting.
   int mine_bad = bad.empty() ? 0 : 1, any_bad = 0;
-  ACCRETE_MPI(MPI_Allreduce(&mine_bad, &any_bad, 1, MPI_INT, MPI_MAX, comm_));
+  {
+    const auto t = detail::team_collective_begin("accrete::team::create", *this, true);
+    MPI_Request r;
+    ACCRETE_MPI(MPI_Iallreduce(&mine_bad, &any_bad, 1, MPI_INT, MPI_MAX, comm_, &r));
+    detail::wait_request(&r, t, true);  // user-level progress, as split's
+    detail::collective_end(t);
+  }
   if (!bad.empty()) throw std::invalid_argument("accrete::team::create: " + bad);
   if (any_bad) throw error("accrete::team::create: another member passed a bad list (it says which)");
   const int color = ranks.empty() ? MPI_UNDEFINED : *std::min_element(ranks.begin(), ranks.end());
