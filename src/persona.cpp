@@ -8,8 +8,10 @@
 namespace accrete {
 
 namespace {
-// The personas this thread pushed with persona_scope, innermost last.
+// The personas this thread pushed with persona_scope, innermost last, and
+// their scopes.
 thread_local std::vector<persona*> scoped;
+thread_local std::vector<persona_scope*> scopes;
 }  // namespace
 
 persona& master_persona() {
@@ -36,10 +38,12 @@ persona_scope::persona_scope(persona& p) { enter(p); }
 void persona_scope::enter(persona& p) {
   detail::push_queue(p.queue());
   scoped.push_back(&p);
+  scopes.push_back(this);
   p_ = &p;
 }
 
 persona_scope::~persona_scope() {
+  if (!p_) return;  // the implicit scope: nothing was pushed
   try {
     detail::pop_queue(p_->queue());
   } catch (...) {
@@ -47,8 +51,16 @@ persona_scope::~persona_scope() {
     // the program's; a destructor cannot report it).
   }
   if (!scoped.empty() && scoped.back() == p_) scoped.pop_back();
+  if (!scopes.empty() && scopes.back() == this) scopes.pop_back();
   if (unlock_) unlock_();
 }
+
+persona_scope& default_persona_scope() {
+  thread_local persona_scope implicit{persona_scope::implicit_t{}};
+  return implicit;
+}
+
+persona_scope& top_persona_scope() { return scopes.empty() ? default_persona_scope() : *scopes.back(); }
 
 void liberate_master_persona() {
   const auto& m = detail::master_queue();

@@ -1197,6 +1197,11 @@ TEST(Upcxx, TeamConstructorsServeRpcs) {
   upcxx::team parity = upcxx::world().split(me % 2, me);
   EXPECT_EQ(parity.rank_n(), (n + 1 - me % 2) / 2);
   EXPECT_EQ(parity.rank_me(), me / 2);
+  // A team passed to an RPC arrives as the callee's own team of that id.
+  const upcxx::intrank_t last = parity[parity.rank_n() - 1];
+  EXPECT_EQ(upcxx::rpc(last, [](upcxx::team& t) { return t.rank_me() * 1000 + t.rank_n(); }, parity).wait(),
+            (parity.rank_n() - 1) * 1000 + parity.rank_n());
+  EXPECT_EQ(upcxx::rpc(last, [](const upcxx::team& t) { return t.rank_n(); }, upcxx::world()).wait(), n);
   ask(100);
   std::vector<upcxx::intrank_t> all(static_cast<std::size_t>(n));
   std::iota(all.begin(), all.end(), 0);
@@ -1225,4 +1230,57 @@ TEST(Upcxx, TeamConstructorsServeRpcs) {
   upcxx::barrier(parity);
   reversed.destroy();
   parity.destroy();
+}
+
+// 8, 10, 11, 6: copy with a remote completion (at the destination's owner,
+// after its data), team::color_none, the persona-scope queries, the
+// iterator of a received view.
+TEST(Upcxx, CopyRemoteCompletionAndScopes) {
+  static int landed = 0;  // at each process: the sum its remote completion saw
+  landed = 0;
+  const int n = 100, me = upcxx::rank_me(), np = upcxx::rank_n();
+  auto all = everyones(upcxx::new_array<int>(2 * n));
+  std::iota(all[std::size_t(me)].local(), all[std::size_t(me)].local() + n, me * n);
+  upcxx::barrier();
+  // right's first half into left's second half (a third party when P > 2);
+  // the completion runs at left and sums what landed.
+  const upcxx::global_ptr<int> to = all[std::size_t(left())] + n;
+  upcxx::copy(upcxx::global_ptr<const int>(all[std::size_t(right())]), to, n,
+              upcxx::remote_cx::as_rpc([](upcxx::global_ptr<int> p) { landed = std::accumulate(p.local(), p.local() + 100, 0); }, to) |
+                  upcxx::operation_cx::as_future())
+      .wait();
+  while (landed == 0) upcxx::progress();
+  // I am my right neighbour's left: my second half came from right of right.
+  const int from = (me + 2) % np;
+  EXPECT_EQ(landed, from * n * n + n * (n - 1) / 2);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(all[std::size_t(me)].local()[n + i], from * n + i) << i;
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(me)]);
+
+  // color_none: the process gets an inactive team, the others a team
+  // without it.
+  upcxx::team rest = upcxx::world().split(me == 0 ? upcxx::team::color_none : 1, me);
+  EXPECT_EQ(rest.is_active(), me != 0);
+  if (me != 0) {
+    EXPECT_EQ(rest.rank_n(), np - 1);
+    rest.destroy();
+  }
+
+  // Scopes: the implicit one at the bottom, a pushed one on top.
+  EXPECT_EQ(&upcxx::top_persona_scope(), &upcxx::default_persona_scope());
+  upcxx::persona extra;
+  {
+    upcxx::persona_scope s(extra);
+    EXPECT_EQ(&upcxx::top_persona_scope(), &s);
+    EXPECT_NE(&upcxx::default_persona_scope(), &s);
+    upcxx::discharge(upcxx::top_persona_scope());
+    EXPECT_FALSE(upcxx::progress_required(upcxx::default_persona_scope()));
+  }
+  EXPECT_EQ(&upcxx::top_persona_scope(), &upcxx::default_persona_scope());
+
+  // A received view's type, spelled as the spec spells it.
+  using received = upcxx::view<int, upcxx::deserializing_iterator<int>>;
+  static_assert(std::is_same_v<upcxx::deserialized_type_t<upcxx::view<int>>, received>);
+  const std::vector<int> v{3, 4, 5};
+  EXPECT_EQ(upcxx::rpc(right(), [](received w) { return std::accumulate(w.begin(), w.end(), 0); }, upcxx::make_view(v)).wait(), 12);
 }

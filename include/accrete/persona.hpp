@@ -152,10 +152,24 @@ class persona_scope {
   ~persona_scope();
 
  private:
+  friend persona_scope& default_persona_scope();
+  struct implicit_t {};
+  // The scope a thread starts with: what it holds without a persona_scope
+  // (its default persona, and the master persona on the thread that
+  // called init()). Pushes nothing, pops nothing.
+  explicit persona_scope(implicit_t) noexcept {}
   void enter(persona& p);
   persona* p_ = nullptr;
   std::function<void()> unlock_;
 };
+
+/// The calling thread's innermost persona_scope; the scope it started
+/// with (default_persona_scope()) when it pushed none.
+persona_scope& top_persona_scope();
+/// The scope the calling thread started with, holding what it holds
+/// without a persona_scope: its default persona (and, on the thread that
+/// called init(), the master persona).
+persona_scope& default_persona_scope();
 
 /// Lets go of the master persona (it must be on top of the calling
 /// thread's stack), so that another thread may take it with persona_scope.

@@ -75,6 +75,32 @@
 
 namespace accrete {
 namespace detail {
+/// What a team argument deserializes to: its id. The callee receives its
+/// own team of that id (accrete::error if it has none: an RPC may pass a
+/// team only to its members).
+struct team_ref {
+  team_id id;
+};
+template <>
+struct rpc_arg<team_ref> {
+  static team& pass(team_ref& r) { return r.id.here(); }
+  static std::optional<dist_key> missing(const team_ref&) noexcept { return std::nullopt; }
+};
+}  // namespace detail
+
+/// A team passed to an RPC travels as its id; the callee receives its own
+/// team of that id (UPC++'s team& arguments).
+template <>
+struct serialization<team> {
+  /// The rule's protocol (see serialization<T>).
+  ///@{
+  using deserialized_type = detail::team_ref;
+  static void serialize(writer& w, const team& t) { w.write(t.id()); }
+  static deserialized_type deserialize(reader& r) { return {r.read<team_id>()}; }
+  ///@}
+};
+
+namespace detail {
 
 /// The type an argument is sent as: its decayed type, except that a string
 /// literal / char array is sent as std::string (not as a pointer).

@@ -84,6 +84,9 @@ class team {
     const int r = from_world(world_rank);
     return r < 0 ? otherwise : r;
   }
+  /// The color of a member that joins no new team in split() (UPC++'s
+  /// team::color_none; MPI_UNDEFINED): it gets an inactive team.
+  static constexpr int color_none = MPI_UNDEFINED;
   /// Collective over this team: like MPI_Comm_split.
   team split(int color, int key) const;
   /// Collective over this team: a new team of the members whose ranks in

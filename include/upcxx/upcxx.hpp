@@ -391,8 +391,16 @@ using accrete::progress_level;
 /// progress(progress_level::user) runs callbacks and incoming RPCs;
 /// progress_level::internal only moves data (spec: Progress).
 inline void progress(progress_level level = progress_level::user) { accrete::progress(level); }
-using accrete::discharge;
-using accrete::progress_required;
+/// Whether the calling thread's personas from `ps` up still need internal
+/// progress, and progress until they do not (spec: Progress). The answer
+/// and the work cover all of this process's outstanding communication, a
+/// superset of what the scope names.
+///@{
+inline bool progress_required(accrete::persona_scope& = accrete::top_persona_scope()) {
+  return accrete::progress_required();
+}
+inline void discharge(accrete::persona_scope& = accrete::top_persona_scope()) { accrete::discharge(); }
+///@}
 
 // ---- Personas -----------------------------------------------------------------------------------
 
@@ -404,8 +412,10 @@ using accrete::current_persona;
 using accrete::default_persona;
 using accrete::liberate_master_persona;
 using accrete::master_persona;
+using accrete::default_persona_scope;
 using accrete::persona;
 using accrete::persona_scope;
+using accrete::top_persona_scope;
 
 // ---- Completion -----------------------------------------------------------------------
 
@@ -460,6 +470,10 @@ inline constexpr bool is_completions<completions<C...>> = true;
 
 template <class X, class... C>
 inline constexpr std::size_t count_of = (std::size_t(std::is_same_v<X, C>) + ... + 0);
+template <class X, class Cxs>
+inline constexpr std::size_t count_in = 0;
+template <class X, class... C>
+inline constexpr std::size_t count_in<X, completions<C...>> = count_of<X, C...>;
 template <template <class...> class X, class C>
 inline constexpr bool is_instance = false;
 template <template <class...> class X, class... A>
@@ -631,6 +645,15 @@ inline constexpr bool get_cx_ok<completions<C...>> =
     ((std::is_same_v<C, op_future> || is_instance<op_promise, C> || std::is_same_v<C, op_defer_future> ||
       is_instance<op_defer_promise, C> || is_op_lpc<C>)&&...);
 
+// copy takes operation completions and one remote completion.
+template <class Cxs>
+inline constexpr bool copy_cx_ok = false;
+template <class... C>
+inline constexpr bool copy_cx_ok<completions<C...>> =
+    count_of<remote_rpc, C...> <= 1 &&
+    ((std::is_same_v<C, op_future> || is_instance<op_promise, C> || std::is_same_v<C, op_defer_future> ||
+      is_instance<op_defer_promise, C> || is_op_lpc<C> || std::is_same_v<C, remote_rpc>)&&...);
+
 template <class... C>
 void check_put_cx() {
   static_assert(count_of<remote_rpc, C...> <= 1, "upcxx: at most one remote_cx::as_rpc per call");
@@ -724,25 +747,41 @@ template <class S, memory_kind Ks, class T, memory_kind Kd, class Cxs = detail::
 requires(std::is_same_v<std::remove_const_t<S>, T> && detail::is_completions<std::remove_cvref_t<Cxs>>)
 auto copy(global_ptr<S, Ks> src_any, global_ptr<T, Kd> dest_any, std::size_t count,
           Cxs&& cxs = operation_cx::as_future()) {
-  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
+  using C = std::remove_cvref_t<Cxs>;
+  static_assert(detail::copy_cx_ok<C>,
+                "upcxx::copy: takes operation completions and at most one remote_cx::as_rpc only");
   const global_ptr<const T> src = static_kind_cast<memory_kind::host>(src_any);
   const global_ptr<T> dest = static_kind_cast<memory_kind::host>(dest_any);
-  future<> done;
   if (count > 0 && (!src || !dest))
     throw accrete::bad_global_ptr(std::string("upcxx::copy: null ") + (src ? "destination" : "source") +
                                   " pointer with count " + std::to_string(count));
+  // The remote completion, when requested, goes with the write into dest:
+  // it runs at dest's owner once the data is there.
+  std::optional<accrete::remote_cx::rpc_cx> rcx;
+  if constexpr (detail::count_in<detail::remote_rpc, C> > 0)
+    rcx.emplace(std::move(std::get<detail::remote_rpc>(cxs.items).cx));
+  auto put = [dest, count](const T* from, std::optional<accrete::remote_cx::rpc_cx> r) {
+    return r ? accrete::rput(from, dest, count, std::move(*r)) : accrete::rput(from, dest, count);
+  };
+  future<> done;
   if (count == 0) {
-    done = make_future();
+    static constexpr std::byte nothing{};
+    if (rcx && !dest) throw accrete::bad_global_ptr("upcxx::copy: remote completion with a null destination");
+    done = rcx ? accrete::detail::put_then_rpc(dest.where(), dest.offset(), &nothing, 0, std::move(*rcx))
+               : make_future();
   } else if (src.is_local()) {
-    done = accrete::rput(src.local(), dest, count);
-  } else if (dest.is_local()) {
-    done = accrete::rget(src, dest.local(), count);
+    done = put(src.local(), std::move(rcx));
   } else {
-    // Neither end is reachable by load/store: stage through this process.
+    // Neither end is reachable by load/store, or only dest is: through this
+    // process, then a put (a node-local dest takes a plain copy).
     auto buf = std::make_shared<std::vector<T>>(count);
-    done = accrete::rget(src, buf->data(), count).then([buf, dest, count] {
-      return accrete::rput(static_cast<const T*>(buf->data()), dest, count).then([buf] {});
-    });
+    auto r = std::make_shared<std::optional<accrete::remote_cx::rpc_cx>>(std::move(rcx));
+    if (dest.is_local() && !*r)
+      done = accrete::rget(src, dest.local(), count);
+    else
+      done = accrete::rget(src, buf->data(), count).then([buf, r, put] {
+        return put(buf->data(), std::move(*r)).then([buf] {});
+      });
   }
   return detail::deliver(done, cxs);
 }
@@ -880,6 +919,11 @@ using accrete::make_view;
 using accrete::rpc;
 using accrete::rpc_ff;
 using accrete::view;
+/// The iterator of a received view<T> (spec: Serialization): the
+/// deserialized type of view<T, Iter> is view<deserialized_type_t<T>,
+/// deserializing_iterator<T>>, which is view<deserialized_type_t<T>>.
+template <class T>
+using deserializing_iterator = const accrete::deserialized_type_t<T>*;
 
 /// rpc with completion requests (spec: Remote Procedure Call): operation
 /// completion is the arrival of f's result (operation_cx::as_future gives
