@@ -1,11 +1,15 @@
 accrete_add_mpi_test(upcxx_test SOURCES upcxx_test.cpp upcxx_components.cpp NP 1 2 3 4 5 NODE_SIZES 0 1)
+# Several processes on each of several nodes (nodes of 2, 1 and of 2, 2, 1):
+# node peers and remote processes in one run, where local_team, is_local()
+# and copy's paths differ from process to process.
+accrete_add_mpi_test(upcxx_test NP 3 5 NODE_SIZES 2)
 # The atomic_domain test makes 64-bit compare-and-swaps: under Open MPI the
 # same exclusion of osc/rdma as tests/atomic.cmake (and for the same reason).
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
-  foreach(np 1 2 3 4 5)
-    foreach(t upcxx_test.np${np} upcxx_test.np${np}.node1)
-      set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "OMPI_MCA_osc=^rdma")
-    endforeach()
+  foreach(t upcxx_test.np1 upcxx_test.np1.node1 upcxx_test.np2 upcxx_test.np2.node1 upcxx_test.np3 upcxx_test.np3.node1
+            upcxx_test.np3.node2 upcxx_test.np4 upcxx_test.np4.node1 upcxx_test.np5 upcxx_test.np5.node1
+            upcxx_test.np5.node2)
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "OMPI_MCA_osc=^rdma")
   endforeach()
 endif()
 

@@ -1188,6 +1188,7 @@ TEST(Upcxx, MemoryKindsAndConstSources) {
 TEST(Upcxx, TeamConstructorsServeRpcs) {
   static int served = 0;
   served = 0;
+  upcxx::barrier();  // nobody asks before rank 0 has reset its count
   const int me = upcxx::rank_me(), n = upcxx::rank_n();
   auto ask = [&](int k) {
     if (me == 0) return;
