@@ -9,6 +9,11 @@
 // operations of all domains are atomic with respect to each other wherever
 // they come from — but not with respect to rput/rget or direct load/store of
 // the same object. compare_exchange on float/double compares bit patterns.
+// float/double operations all work on the bits (unsigned integers of the
+// same width): add, min and max are compare-and-swap loops, at least two
+// round trips, each retry issued at the caller's user-level progress (any
+// wait() makes it); one caller's float operations on one object go one at
+// a time, each starting from the value the one before it left.
 //
 // Completion: each call issues its operation and returns; the operation
 // completes at the target during a later internal progress (which flushes
