@@ -8,9 +8,7 @@
 namespace accrete {
 
 namespace {
-// The personas this thread pushed with persona_scope, innermost last, and
-// their scopes.
-thread_local std::vector<persona*> scoped;
+// The scopes this thread pushed (persona_scope), innermost last.
 thread_local std::vector<persona_scope*> scopes;
 }  // namespace
 
@@ -28,7 +26,7 @@ persona& default_persona() {
 
 persona& current_persona() {
   const auto& top = detail::current_queue();
-  if (!scoped.empty() && scoped.back()->queue() == top) return *scoped.back();
+  if (!scopes.empty() && scopes.back()->p_->queue() == top) return *scopes.back()->p_;
   if (top == detail::master_queue()) return master_persona();
   return default_persona();
 }
@@ -37,7 +35,6 @@ persona_scope::persona_scope(persona& p) { enter(p); }
 
 void persona_scope::enter(persona& p) {
   detail::push_queue(p.queue());
-  scoped.push_back(&p);
   scopes.push_back(this);
   p_ = &p;
 }
@@ -50,7 +47,6 @@ persona_scope::~persona_scope() {
     // A scope ended out of order: the stack is left as it is (the error is
     // the program's; a destructor cannot report it).
   }
-  if (!scoped.empty() && scoped.back() == p_) scoped.pop_back();
   if (!scopes.empty() && scopes.back() == this) scopes.pop_back();
   if (unlock_) unlock_();
 }

@@ -153,6 +153,7 @@ class persona_scope {
 
  private:
   friend persona_scope& default_persona_scope();
+  friend persona& current_persona();
   struct implicit_t {};
   // The scope a thread starts with: what it holds without a persona_scope
   // (its default persona, and the master persona on the thread that

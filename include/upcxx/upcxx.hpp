@@ -627,32 +627,29 @@ auto deliver(const Done& done, completions<C...>& cxs) {
   return returned(std::apply([&](auto&... c) { return std::tuple_cat(one(c)...); }, cxs.items));
 }
 
-// rget and copy take operation completions only.
-template <class Cxs>
-inline constexpr bool get_cx_ok = false;
+// Operation completion requests; rget takes only these, copy these and one
+// remote completion.
 template <class X>
 inline constexpr bool is_op_lpc = false;
 template <class Fn>
 inline constexpr bool is_op_lpc<lpc_cx<Fn, false>> = true;
+template <class C>
+inline constexpr bool is_op_cx = std::is_same_v<C, op_future> || is_instance<op_promise, C> ||
+                                 std::is_same_v<C, op_defer_future> || is_instance<op_defer_promise, C> ||
+                                 is_op_lpc<C>;
 template <class Cxs>
 inline constexpr bool has_op_cx = false;
 template <class... C>
-inline constexpr bool has_op_cx<completions<C...>> =
-    ((std::is_same_v<C, op_future> || is_instance<op_promise, C> || std::is_same_v<C, op_defer_future> ||
-      is_instance<op_defer_promise, C> || is_op_lpc<C>) || ...);
+inline constexpr bool has_op_cx<completions<C...>> = (is_op_cx<C> || ...);
+template <class Cxs>
+inline constexpr bool get_cx_ok = false;
 template <class... C>
-inline constexpr bool get_cx_ok<completions<C...>> =
-    ((std::is_same_v<C, op_future> || is_instance<op_promise, C> || std::is_same_v<C, op_defer_future> ||
-      is_instance<op_defer_promise, C> || is_op_lpc<C>)&&...);
-
-// copy takes operation completions and one remote completion.
+inline constexpr bool get_cx_ok<completions<C...>> = (is_op_cx<C> && ...);
 template <class Cxs>
 inline constexpr bool copy_cx_ok = false;
 template <class... C>
 inline constexpr bool copy_cx_ok<completions<C...>> =
-    count_of<remote_rpc, C...> <= 1 &&
-    ((std::is_same_v<C, op_future> || is_instance<op_promise, C> || std::is_same_v<C, op_defer_future> ||
-      is_instance<op_defer_promise, C> || is_op_lpc<C> || std::is_same_v<C, remote_rpc>)&&...);
+    count_of<remote_rpc, C...> <= 1 && ((is_op_cx<C> || std::is_same_v<C, remote_rpc>)&&...);
 
 template <class... C>
 void check_put_cx() {
@@ -771,17 +768,16 @@ auto copy(global_ptr<S, Ks> src_any, global_ptr<T, Kd> dest_any, std::size_t cou
                : make_future();
   } else if (src.is_local()) {
     done = put(src.local(), std::move(rcx));
+  } else if (dest.is_local() && !rcx) {
+    done = accrete::rget(src, dest.local(), count);
   } else {
-    // Neither end is reachable by load/store, or only dest is: through this
-    // process, then a put (a node-local dest takes a plain copy).
+    // Neither end is reachable by load/store (or dest wants a remote
+    // completion): through this process, then a put.
     auto buf = std::make_shared<std::vector<T>>(count);
     auto r = std::make_shared<std::optional<accrete::remote_cx::rpc_cx>>(std::move(rcx));
-    if (dest.is_local() && !*r)
-      done = accrete::rget(src, dest.local(), count);
-    else
-      done = accrete::rget(src, buf->data(), count).then([buf, r, put] {
-        return put(buf->data(), std::move(*r)).then([buf] {});
-      });
+    done = accrete::rget(src, buf->data(), count).then([buf, r, put] {
+      return put(buf->data(), std::move(*r)).then([buf] {});
+    });
   }
   return detail::deliver(done, cxs);
 }

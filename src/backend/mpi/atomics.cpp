@@ -26,8 +26,9 @@ MPI_Win win() {
   return w;
 }
 
-// MPI_Compare_and_swap takes integer types only: floats compare as bits.
-MPI_Datatype cas_type(atomic_type t) {
+// The type an atomic travels as: floats as the unsigned integer of their
+// width (see float_rmw: every float operation works on the bits).
+MPI_Datatype bits_type(atomic_type t) {
   switch (t) {
     case atomic_type::f32:
       return MPI_UINT32_T;
@@ -76,8 +77,6 @@ namespace {
 // caller (thread queue) on one cell go one at a time, each starting from
 // the value the one before it left: a flood of adds to one cell would
 // otherwise retry quadratically (every swap in flight but one misses).
-bool is_float(atomic_type t) { return t == atomic_type::f32 || t == atomic_type::f64; }
-
 template <class F, class U>
 U combine_bits(atomic_op op, U old_bits, U operand_bits) {
   F a, b;
@@ -153,17 +152,16 @@ void float_next(const float_rmw& r) {
 
 void swap_step(const std::shared_ptr<float_rmw>& r) {
   const bool f32 = r->t == atomic_type::f32;
-  const std::uint64_t desired = r->desired = f32 ? combine_bits<float, std::uint32_t>(r->op, std::uint32_t(r->expected),
-                                                                         std::uint32_t(r->operand))
-                                    : combine_bits<double, std::uint64_t>(r->op, r->expected, r->operand);
+  r->desired = f32 ? combine_bits<float, std::uint32_t>(r->op, std::uint32_t(r->expected), std::uint32_t(r->operand))
+                   : combine_bits<double, std::uint64_t>(r->op, r->expected, r->operand);
   {
     backend_guard g;
     MPI_Win w = win();
-    const std::uint32_t d32 = std::uint32_t(desired), e32 = std::uint32_t(r->expected);
-    const void* d = f32 ? keep(&d32, atomic_type::u32) : keep(&desired, atomic_type::u64);
+    const std::uint32_t d32 = std::uint32_t(r->desired), e32 = std::uint32_t(r->expected);
+    const void* d = f32 ? keep(&d32, atomic_type::u32) : keep(&r->desired, atomic_type::u64);
     const void* e = f32 ? keep(&e32, atomic_type::u32) : keep(&r->expected, atomic_type::u64);
     void* got = f32 ? static_cast<void*>(&r->got32) : static_cast<void*>(&r->got64);
-    ACCRETE_MPI(MPI_Compare_and_swap(const_cast<void*>(d), const_cast<void*>(e), got, cas_type(r->t), r->rank,
+    ACCRETE_MPI(MPI_Compare_and_swap(const_cast<void*>(d), const_cast<void*>(e), got, bits_type(r->t), r->rank,
                                      MPI_Aint(r->offset), w));
   }
   await_flush_then(r->rank, [r] {
@@ -207,7 +205,8 @@ std::shared_ptr<float_rmw> float_op(int rank, std::uint64_t offset, atomic_type 
 }
 
 bool float_loop(atomic_type t, atomic_op op) {
-  return is_float(t) && (op == atomic_op::add || op == atomic_op::min || op == atomic_op::max);
+  return (t == atomic_type::f32 || t == atomic_type::f64) &&
+         (op == atomic_op::add || op == atomic_op::min || op == atomic_op::max);
 }
 }  // namespace
 
@@ -222,8 +221,7 @@ void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op
   }
   backend_guard g;
   MPI_Win w = win();
-  // A float load or exchange on the bits too (see float_rmw).
-  ACCRETE_MPI(MPI_Fetch_and_op(keep(operand, t), result, cas_type(t), rank, MPI_Aint(offset), mpi_op(op), w));
+  ACCRETE_MPI(MPI_Fetch_and_op(keep(operand, t), result, bits_type(t), rank, MPI_Aint(offset), mpi_op(op), w));
   await_flush_then(rank, std::move(done));
 }
 
@@ -239,7 +237,7 @@ void atomic_accumulate(int rank, std::uint64_t offset, atomic_type t, atomic_op 
   backend_guard g;
   MPI_Win w = win();
   ACCRETE_MPI(
-      MPI_Accumulate(keep(operand, t), 1, cas_type(t), rank, MPI_Aint(offset), 1, cas_type(t), mpi_op(op), w));
+      MPI_Accumulate(keep(operand, t), 1, bits_type(t), rank, MPI_Aint(offset), 1, bits_type(t), mpi_op(op), w));
   await_flush_counted(rank, s);
 }
 
@@ -251,7 +249,7 @@ void atomic_compare_swap(int rank, std::uint64_t offset, atomic_type t, const vo
   // non-const; MPI reads them only.
   const void* d = keep(desired, t);
   const void* e = keep(expected, t);
-  ACCRETE_MPI(MPI_Compare_and_swap(const_cast<void*>(d), const_cast<void*>(e), result, cas_type(t), rank,
+  ACCRETE_MPI(MPI_Compare_and_swap(const_cast<void*>(d), const_cast<void*>(e), result, bits_type(t), rank,
                                    MPI_Aint(offset), w));
   await_flush_then(rank, std::move(done));
 }
