@@ -1,4 +1,6 @@
-# Every public header compiles on its own (and twice, to check its guard).
+# Every public header compiles on its own (and twice, to check its guard),
+# after `using namespace std;`, as many programs write before their
+# includes (a header's `x.rank < 0` then parses as std::rank<...>).
 # accrete/detail/ headers are internal: they compile only behind a public
 # header or with ACCRETE_INTERNAL_INCLUDE (the library's own sources).
 file(GLOB_RECURSE _accrete_public_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/accrete/*.hpp)
@@ -10,7 +12,7 @@ foreach(h ${_accrete_public_headers})
   file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR}/include ${h})
   string(MAKE_C_IDENTIFIER ${rel} id)
   set(src ${CMAKE_CURRENT_BINARY_DIR}/header_check/${id}.cpp)
-  file(CONFIGURE OUTPUT ${src} CONTENT "#include <${rel}>\n#include <${rel}>\n")
+  file(CONFIGURE OUTPUT ${src} CONTENT "namespace std {}\nusing namespace std;\n#include <${rel}>\n#include <${rel}>\n")
   list(APPEND _hdr_sources ${src})
 endforeach()
 add_library(accrete_header_check OBJECT ${_hdr_sources})

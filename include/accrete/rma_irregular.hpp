@@ -106,7 +106,9 @@ struct remote_list {
 template <class T, class Rcx>
 future<> irregular_op(bool put, const char* what, const std::vector<local_frag>& local, remote_list<T>& remote,
                       promise<>* p, Rcx rcx) {
-  int rank = remote.rank < 0 ? world_rank() : remote.rank;
+  // Not `remote.rank < 0`: after a program's `using namespace std;` that
+  // parses as the start of std::rank<...>.
+  const int rank = remote.rank >= 0 ? remote.rank : world_rank();
   check_irregular(what, put, rank, sizeof(T), local, remote.frags);
   constexpr bool has_rcx = is_remote_cx<Rcx>::value;
   if (segment_base(rank)) {
