@@ -1,4 +1,7 @@
 accrete_add_mpi_test(rpc_test SOURCES rpc_test.cpp NP 1 2 3 4 NODE_SIZES 0 1 TIMEOUT 600 LABELS sanitize)
+# Several processes on each of several nodes (nodes of 2: 2 + 1, 2 + 2 + 1),
+# where node-local and MPI paths meet in one run.
+accrete_add_mpi_test(rpc_test NP 3 5 NODE_SIZES 2 TIMEOUT 600)
 # Node-local messages travel through shared-memory rings and fall back to MPI
 # when a ring is full or a message too large. A 256-byte ring makes both
 # happen all the time (mixed paths, wrap-around, full rings); 0 turns the
