@@ -205,8 +205,8 @@ void assembly_engine::counted_in_place(std::size_t elements, bool new_update) {
   ++stats_.direct_packets;
 }
 
-void assembly_engine::applied_in_place() {
-  exchange_->updated(*this);
+void assembly_engine::applied_in_place(std::size_t elements) {
+  exchange_->updated(*this, elements);
 }
 
 std::size_t assembly_engine::held_messages() const {

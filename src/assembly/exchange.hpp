@@ -22,7 +22,8 @@ class exchange {
   /// After a packet was written into `part`'s buffer (lock held).
   virtual void packed(assembly_engine& e, int part) = 0;
   /// At the end of an update (lock not held).
-  virtual void updated(assembly_engine& e) = 0;
+  // After an update of `elements` elements (applied or packed).
+  virtual void updated(assembly_engine& e, std::size_t elements) = 0;
   /// Commit, lock held: ends this process's round (sends or takes what is
   /// buffered; afterwards new updates belong to the next round).
   virtual void close_round(assembly_engine& e) = 0;
@@ -38,7 +39,7 @@ class packets_exchange final : public exchange {
   bool direct() const noexcept override { return true; }
   void reserve(assembly_engine& e, std::size_t bytes) override;
   void packed(assembly_engine& e, int part) override;
-  void updated(assembly_engine& e) override;
+  void updated(assembly_engine& e, std::size_t elements) override;
   void close_round(assembly_engine& e) override;
   void deliver(assembly_engine& e, double start) override;
 
@@ -53,7 +54,7 @@ class alltoall_exchange final : public exchange {
   bool direct() const noexcept override { return false; }
   void reserve(assembly_engine&, std::size_t) override {}
   void packed(assembly_engine&, int) override {}
-  void updated(assembly_engine&) override {}
+  void updated(assembly_engine&, std::size_t) override {}
   void close_round(assembly_engine& e) override;
   void deliver(assembly_engine& e, double start) override;
 

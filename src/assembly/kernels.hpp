@@ -493,7 +493,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
       stats_.t_bin += now() - t0;
     }
   }
-  exchange_->updated(*this);
+  exchange_->updated(*this, rows.size() * cols.size());
 }
 
 }  // namespace accrete::detail

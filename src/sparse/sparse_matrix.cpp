@@ -229,6 +229,53 @@ struct sparse_state {
       return slots.data() + records.back().slot;
     }
   } cache;
+  // Received pieces' slots (frozen pattern): a piece of another process's
+  // update arrives again in every later round with the same rows and
+  // columns, in whatever packet and order the exchange gives it, so it is
+  // found by its indices (a hash, then an exact compare) instead of searched
+  // row by row. Touched only by sparse_apply, under the engine lock.
+  struct piece_cache {
+    // Records: next record with the same hash (or -1), nr, nc, rows, columns,
+    // then the nr x nc slots in the piece's (column-major) order.
+    std::vector<std::int32_t> store;
+    std::unordered_map<std::uint64_t, std::int64_t> heads;  // hash -> first record
+    std::size_t limit = 0;  // most int32s in store; 0: off
+    static std::uint64_t hash(const packet_view& v) noexcept {
+      std::uint64_t h = 0x9e3779b97f4a7c15ull ^ (std::uint64_t(std::uint32_t(v.nr)) << 32 | std::uint32_t(v.nc));
+      auto mix = [&h](std::int32_t x) { h = (h ^ std::uint32_t(x)) * 0xff51afd7ed558ccdull; };
+      for (std::int32_t i = 0; i < v.nr; ++i) mix(v.lrow[i]);
+      for (std::int32_t j = 0; j < v.nc; ++j) mix(v.lcol[j]);
+      return h ^ (h >> 29);
+    }
+    const std::int32_t* find(const packet_view& v, std::uint64_t h) const noexcept {
+      const auto it = heads.find(h);
+      if (it == heads.end()) return nullptr;
+      for (std::int64_t at = it->second; at >= 0; at = store[std::size_t(at)]) {
+        const std::int32_t* r = store.data() + at;
+        if (r[1] == v.nr && r[2] == v.nc && std::equal(v.lrow, v.lrow + v.nr, r + 3) &&
+            std::equal(v.lcol, v.lcol + v.nc, r + 3 + v.nr))
+          return r + 3 + v.nr + v.nc;
+      }
+      return nullptr;
+    }
+    void add(const packet_view& v, std::uint64_t h, const std::int64_t* slots) {
+      const std::size_t count = std::size_t(v.nr) * std::size_t(v.nc);
+      if (store.size() + 3 + std::size_t(v.nr) + std::size_t(v.nc) + count > limit) return;
+      auto [it, fresh] = heads.try_emplace(h, -1);
+      const std::int64_t at = std::int64_t(store.size());
+      store.push_back(std::int32_t(it->second));
+      it->second = at;
+      store.push_back(v.nr);
+      store.push_back(v.nc);
+      store.insert(store.end(), v.lrow, v.lrow + v.nr);
+      store.insert(store.end(), v.lcol, v.lcol + v.nc);
+      for (std::size_t k = 0; k < count; ++k) store.push_back(std::int32_t(slots[k]));
+    }
+    void clear() {
+      std::vector<std::int32_t>().swap(store);
+      heads.clear();
+    }
+  } received;
   std::unique_ptr<assembly_engine> engine;  // last: destroyed (collectively) first
 
   bool frozen() const noexcept { return built && !growing; }
@@ -268,6 +315,35 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
     return;
   }
   const std::size_t count = std::size_t(v.nr) * std::size_t(v.nc);
+  using R = real_t<T>;
+  constexpr int w = width<T>;
+  const bool exact = exact_capable<T> && e.shape().reproducible;
+  ACCRETE_THREAD_LOCAL std::vector<assembly_engine::spill> spilled;
+  spilled.clear();
+  // Adds value `at` of the piece into values[k].
+  auto add_one = [&](std::size_t at, std::int64_t k) {
+    if (exact) {
+      const R* from = reinterpret_cast<const R*>(vals + at);
+      add_run_exact(reinterpret_cast<R*>(s.values.data() + k), from, w,
+                    [&](std::int32_t c) { spilled.push_back({k * w + c, double(from[c])}); });
+    } else {
+      s.values[std::size_t(k)] = merge_one(op, s.values[std::size_t(k)], vals[at]);
+    }
+  };
+  const bool cached = s.frozen() && s.received.limit > 0;
+  const std::uint64_t h = cached ? s.received.hash(v) : 0;
+  if (cached) {
+    if (const std::int32_t* known = s.received.find(v, h)) {
+      if (!exact && op == merge_op::sum) {
+        T* val = s.values.data();
+        for (std::size_t at = 0; at < count; ++at) val[known[at]] += vals[at];
+      } else {
+        for (std::size_t at = 0; at < count; ++at) add_one(at, known[at]);
+      }
+      if (!spilled.empty()) e.log_spills(spilled);
+      return;
+    }
+  }
   ACCRETE_THREAD_LOCAL std::vector<std::int64_t> slot;
   slot.resize(count);
   // Every slot first: with a frozen pattern a piece holding an entry
@@ -289,24 +365,15 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
     });
   }
   if (missing && s.frozen()) return;
-  using R = real_t<T>;
-  constexpr int w = width<T>;
-  const bool exact = exact_capable<T> && e.shape().reproducible;
-  ACCRETE_THREAD_LOCAL std::vector<assembly_engine::spill> spilled;
-  spilled.clear();
+  if (cached) s.received.add(v, h, slot.data());
   for (std::int32_t j = 0; j < v.nc; ++j)
     for (std::int32_t i = 0; i < v.nr; ++i) {
       const std::size_t at = std::size_t(j) * std::size_t(v.nr) + std::size_t(i);
       const std::int64_t k = slot[at];
-      if (k < 0) {
+      if (k < 0)
         s.fresh.push_back({v.lrow[i], v.lcol[j], vals[at]});
-      } else if (exact) {
-        const R* from = reinterpret_cast<const R*>(vals + at);
-        add_run_exact(reinterpret_cast<R*>(s.values.data() + k), from, w,
-                      [&](std::int32_t c) { spilled.push_back({k * w + c, double(from[c])}); });
-      } else {
-        s.values[std::size_t(k)] = merge_one(op, s.values[std::size_t(k)], vals[at]);
-      }
+      else
+        add_one(at, k);
     }
   if (!spilled.empty()) e.log_spills(spilled);
 }
@@ -663,6 +730,12 @@ void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
   }
   s.cache.cursor = 0;
   s.built = true;
+  // Recorded slots are places in this layout. Bounded: about twice the
+  // bytes of the values; slots and record offsets are int32.
+  s.received.clear();
+  s.received.limit = s.cache_wanted && s.values.size() <= std::size_t(INT32_MAX)
+                         ? std::min<std::size_t>(INT32_MAX, std::max<std::size_t>(std::size_t(1) << 16, 4 * s.values.size()))
+                         : 0;
 }
 
 template <class T>
@@ -993,7 +1066,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
   }
   cg.unlock();
   if (!spilled.empty()) e.log_spills(spilled);
-  if (nown > 0) e.applied_in_place();
+  if (nown > 0) e.applied_in_place(nown * nc);
   return true;
 }
 
@@ -1022,7 +1095,7 @@ bool log_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::span
     e.counted_in_place(nr * nc, true);
   }
   cg.unlock();
-  e.applied_in_place();
+  e.applied_in_place(nr * nc);
   return true;
 }
 

@@ -246,11 +246,11 @@ class assembly_engine {
   /// own_part_open(); still under lock() it calls counted_in_place(),
   /// which counts the elements as update() counts a direct store (and the
   /// update, if no update() call counted it already), then, outside
-  /// lock(), applied_in_place(), which lets the strategy make progress as
-  /// after any update.
+  /// lock(), applied_in_place() with the same count, which lets the
+  /// strategy make progress as after any update.
   bool own_part_open() const noexcept { return direct_target(shape_.my_part, round()) != nullptr; }
   void counted_in_place(std::size_t elements, bool new_update);
-  void applied_in_place();
+  void applied_in_place(std::size_t elements);
 
  private:
   friend class packets_exchange;

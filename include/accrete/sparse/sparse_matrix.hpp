@@ -62,8 +62,12 @@ struct sparse_matrix_options {
   /// Newton loop's element sweep) adds them through the remembered slots
   /// without a search, and sends its rows of other processes without
   /// checking them against the pattern again (they passed when
-  /// remembered; a frozen pattern does not change). Costs 4 bytes per
-  /// entry of one round's updates, plus their index lists.
+  /// remembered; a frozen pattern does not change). The owner of those
+  /// rows remembers the slots of each piece it receives (found by its
+  /// rows and columns, in any order) and adds a repeated one through them.
+  /// Costs 4 bytes per entry of one round's updates, plus their index
+  /// lists, and on the receiving side at most about twice the bytes of the
+  /// values.
   bool cache_slots = true;
 };
 
