@@ -1285,3 +1285,38 @@ TEST(Upcxx, CopyRemoteCompletionAndScopes) {
   const std::vector<int> v{3, 4, 5};
   EXPECT_EQ(upcxx::rpc(right(), [](received w) { return std::accumulate(w.begin(), w.end(), 0); }, upcxx::make_view(v)).wait(), 12);
 }
+
+// The specification's preconditions on promises hold in every build (UPC++
+// checks them in its debug mode): a second result, and a new dependency
+// (directly or through a completion request) on a promise already ready,
+// throw instead of passing unnoticed.
+TEST(Upcxx, PromisePreconditionsAreChecked) {
+  upcxx::promise<int> p;
+  p.fulfill_result(1);
+  EXPECT_THROW(p.fulfill_result(2), std::logic_error);
+  EXPECT_EQ(p.get_future().wait(), 1);  // the first result fulfilled its one dependency
+
+  upcxx::promise<> ready;
+  ready.finalize().wait();
+  EXPECT_THROW(ready.require_anonymous(1), std::logic_error);
+  upcxx::global_ptr<int> mine = upcxx::new_array<int>(3);
+  std::fill_n(mine.local(), 3, -1);
+  const std::vector<upcxx::global_ptr<int>> all = everyones(mine);
+  const upcxx::global_ptr<int> there = all[std::size_t(right())];
+  // The value the puts below leave there, should this one have gone out.
+  EXPECT_THROW(upcxx::rput(10 * (upcxx::rank_me() + 1), there, upcxx::operation_cx::as_promise(ready)),
+               std::logic_error);
+  upcxx::promise<int> got;
+  got.fulfill_result(7);  // ready
+  EXPECT_THROW(upcxx::rget(there, upcxx::operation_cx::as_promise(got)), std::logic_error);
+
+  // A promise still waiting takes any number of dependencies.
+  upcxx::barrier();
+  upcxx::promise<> open;
+  for (int k = 0; k < 3; ++k) upcxx::rput(10 * (upcxx::rank_me() + 1), there + k, upcxx::operation_cx::as_promise(open));
+  open.finalize().wait();
+  upcxx::barrier();
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(mine.local()[k], 10 * (left() + 1));
+  upcxx::barrier();
+  upcxx::delete_array(mine);
+}
