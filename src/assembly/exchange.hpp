@@ -21,8 +21,8 @@ class exchange {
   virtual void reserve(assembly_engine& e, std::size_t bytes) = 0;
   /// After a packet was written into `part`'s buffer (lock held).
   virtual void packed(assembly_engine& e, int part) = 0;
-  /// At the end of an update (lock not held).
-  // After an update of `elements` elements (applied or packed).
+  /// At the end of an update of `elements` elements, applied or packed
+  /// (lock not held).
   virtual void updated(assembly_engine& e, std::size_t elements) = 0;
   /// Commit, lock held: ends this process's round (sends or takes what is
   /// buffered; afterwards new updates belong to the next round).

@@ -261,7 +261,7 @@ struct sparse_state {
     void add(const packet_view& v, std::uint64_t h, const std::int64_t* slots) {
       const std::size_t count = std::size_t(v.nr) * std::size_t(v.nc);
       if (store.size() + 3 + std::size_t(v.nr) + std::size_t(v.nc) + count > limit) return;
-      auto [it, fresh] = heads.try_emplace(h, -1);
+      const auto it = heads.try_emplace(h, -1).first;
       const std::int64_t at = std::int64_t(store.size());
       store.push_back(std::int32_t(it->second));
       it->second = at;
