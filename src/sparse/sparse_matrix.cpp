@@ -241,11 +241,11 @@ struct sparse_state {
     std::unordered_map<std::uint64_t, std::int64_t> heads;  // hash -> first record
     std::size_t limit = 0;  // most int32s in store; 0: off
     static std::uint64_t hash(const packet_view& v) noexcept {
-      std::uint64_t h = 0x9e3779b97f4a7c15ull ^ (std::uint64_t(std::uint32_t(v.nr)) << 32 | std::uint32_t(v.nc));
-      auto mix = [&h](std::int32_t x) { h = (h ^ std::uint32_t(x)) * 0xff51afd7ed558ccdull; };
-      for (std::int32_t i = 0; i < v.nr; ++i) mix(v.lrow[i]);
-      for (std::int32_t j = 0; j < v.nc; ++j) mix(v.lcol[j]);
-      return h ^ (h >> 29);
+      std::uint64_t h = std::uint64_t(std::uint32_t(v.nr)) << 32 | std::uint32_t(v.nc);
+      auto take = [&h](std::int32_t x) { h = (h ^ std::uint32_t(x)) * 0x9e3779b97f4a7c15ull; };
+      for (std::int32_t i = 0; i < v.nr; ++i) take(v.lrow[i]);
+      for (std::int32_t j = 0; j < v.nc; ++j) take(v.lcol[j]);
+      return mix(h);  // assembly/common.hpp
     }
     const std::int32_t* find(const packet_view& v, std::uint64_t h) const noexcept {
       const auto it = heads.find(h);
