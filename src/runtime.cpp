@@ -68,6 +68,8 @@ void discharge() {
   }
 }
 
+bool in_progress() noexcept { return detail::in_user_progress(); }
+
 void progress(progress_level level) {
   if (level == progress_level::user) return detail::user_progress();
   detail::require_initialized("progress(progress_level::internal)");

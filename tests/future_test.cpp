@@ -281,6 +281,52 @@ TEST(WhenAll, ReadyAndNotReadyInputs) {
   EXPECT_EQ(r.result(), std::make_tuple(1, 2.0));
 }
 
+// A reference result (dist_id::when_here's future<dist_object<T>&>) stays a
+// reference through when_all, whether the inputs are ready at the call (that
+// path did not compile) or become ready later.
+TEST(WhenAll, ReferenceResults) {
+  int x = 1, y = 2;
+  promise<int&> ready_ref;
+  ready_ref.fulfill_result(x);
+  ready_ref.finalize();
+  const future<int&> xf = ready_ref.get_future();
+  auto both = when_all(xf, make_future(5));
+  static_assert(std::is_same_v<decltype(both), future<int&, int>>);
+  ASSERT_TRUE(both.ready());
+  EXPECT_EQ(&both.result<0>(), &x);
+  EXPECT_EQ(both.result<1>(), 5);
+  both.then([](int& r, int k) { r += k; });
+  EXPECT_EQ(x, 6);
+
+  promise<int&> later;
+  auto pending = when_all(later.get_future(), xf);
+  static_assert(std::is_same_v<decltype(pending), future<int&, int&>>);
+  EXPECT_FALSE(pending.ready());
+  later.fulfill_result(y);
+  later.finalize();
+  ASSERT_TRUE(pending.ready());
+  EXPECT_EQ(&pending.result<0>(), &y);
+  EXPECT_EQ(&pending.result<1>(), &x);
+}
+
+// An argument that is not a future stands for a ready future of its value
+// (UPC++ since 2020.10), in any position, by value or lvalue.
+TEST(WhenAll, ValuesAmongFutures) {
+  promise<double> pd;
+  const std::string label = "s";
+  auto all = when_all(1, pd.get_future(), label, make_future(), 'c');
+  static_assert(std::is_same_v<decltype(all), future<int, double, std::string, char>>);
+  EXPECT_FALSE(all.ready());
+  pd.fulfill_result(2.5);
+  pd.finalize();
+  ASSERT_TRUE(all.ready());
+  EXPECT_EQ(all.result(), std::make_tuple(1, 2.5, std::string("s"), 'c'));
+  auto only_values = when_all(7, 8L);
+  static_assert(std::is_same_v<decltype(only_values), future<int, long>>);
+  ASSERT_TRUE(only_values.ready());
+  EXPECT_EQ(only_values.result<1>(), 8L);
+}
+
 TEST(WhenAll, EmptyFuturesAndShortcuts) {
   EXPECT_TRUE(when_all().ready());
   EXPECT_TRUE(when_all(make_future(), make_future(), future<>{}).ready());

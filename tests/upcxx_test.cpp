@@ -4,6 +4,7 @@
 #include <upcxx/upcxx.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -626,6 +627,51 @@ TEST(Upcxx, LpcAndDeferredCompletions) {
   while (got == 0) upcxx::progress();
   EXPECT_EQ(got, 6);
   upcxx::delete_(mine);
+}
+
+// in_progress(): true in what user-level progress runs (an lpc, a
+// callback of a future that became ready there, an RPC body), false in the
+// program's own code and in a callback that runs at once.
+TEST(Upcxx, InProgressTellsTheRestrictedContext) {
+  EXPECT_FALSE(upcxx::in_progress());
+  EXPECT_TRUE(upcxx::current_persona().lpc([] { return upcxx::in_progress(); }).wait());
+  bool eager = true;
+  upcxx::make_future().then([&eager] { eager = upcxx::in_progress(); });
+  EXPECT_FALSE(eager);
+  upcxx::promise<> later;
+  bool called_back = false;
+  auto cb = later.get_future().then([&called_back] { called_back = upcxx::in_progress(); });
+  upcxx::current_persona().lpc_ff([later]() mutable { later.finalize(); });
+  cb.wait();
+  EXPECT_TRUE(called_back);
+  EXPECT_TRUE(upcxx::rpc(right(), [] { return upcxx::in_progress(); }).wait());
+  EXPECT_FALSE(upcxx::in_progress());
+  upcxx::barrier();
+}
+
+// local_team_position(): the same count everywhere, the count of distinct
+// local teams; the index equal exactly for processes of one local team, and
+// the local teams numbered in the order of their first world rank.
+TEST(Upcxx, LocalTeamPosition) {
+  upcxx::init();  // counts (the runtime runs already) and finds the position
+  const auto [index, count] = upcxx::local_team_position();
+  upcxx::dist_object<std::array<int, 3>> mine(std::array<int, 3>{index, count, upcxx::local_team()[0]});
+  std::vector<std::array<int, 3>> all;
+  for (int r = 0; r < upcxx::rank_n(); ++r) all.push_back(mine.fetch(r).wait());
+  std::vector<int> leaders;
+  for (const auto& a : all) {
+    EXPECT_EQ(a[1], count);
+    if (leaders.empty() || leaders.back() != a[2]) leaders.push_back(a[2]);
+  }
+  ASSERT_TRUE(std::is_sorted(leaders.begin(), leaders.end()));  // local teams are blocks of world ranks here
+  EXPECT_EQ(count, int(leaders.size()));
+  for (const auto& a : all) {
+    ASSERT_GE(a[0], 0);
+    ASSERT_LT(a[0], count);
+    EXPECT_EQ(leaders[std::size_t(a[0])], a[2]);
+  }
+  upcxx::barrier();
+  upcxx::finalize();
 }
 
 // rpc and rpc_ff with completion requests.

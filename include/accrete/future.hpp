@@ -105,6 +105,11 @@ struct future_cat<future<A...>> {
 template <class... A, class... B, class... Rest>
 struct future_cat<future<A...>, future<B...>, Rest...> : future_cat<future<A..., B...>, Rest...> {};
 
+/// The future a when_all argument stands for: itself, or for a value of
+/// another type a ready future of it (as to_future makes).
+template <class X>
+using as_future_t = std::conditional_t<is_future_v<X>, std::remove_cvref_t<X>, future<std::decay_t<X>>>;
+
 /// What result<I>() / wait<I>() return.
 template <int I, class... T>
 struct result_type {
@@ -545,14 +550,36 @@ struct when_all_state<future<R...>, Futs...> final : state<R...> {
 
 }  // namespace detail
 
+namespace detail {
+template <class... Futs>
+typename future_cat<std::remove_cvref_t<Futs>...>::type when_all_futures(Futs&&... fs);
+// A when_all argument as a future: a future itself (by reference), any
+// other value a ready future of it.
+template <class X>
+decltype(auto) as_when_all_input(X&& x) {
+  if constexpr (is_future_v<X>)
+    return std::forward<X>(x);
+  else
+    return make_future(std::decay_t<X>(std::forward<X>(x)));
+}
+}  // namespace detail
+
 /// A future ready when all arguments are, carrying the concatenation of their
 /// values in argument order: when_all(future<int>, future<>, future<double,
-/// char>) -> future<int, double, char>. Never makes progress. Allocation-free
-/// when all inputs are ready and carry no values, or when at most one input
+/// char>) -> future<int, double, char>. An argument that is not a future
+/// stands for a ready future of its value, as in UPC++ (when_all(1, f) with
+/// f a future<double> is a future<int, double>), so when_all(v...) is also a
+/// ready future of the values v. Never makes progress. Allocation-free when
+/// all inputs are ready and carry no values, or when at most one input
 /// carries values and it is the only non-ready one (that future is returned).
+template <class... Args>
+typename detail::future_cat<detail::as_future_t<Args>...>::type when_all(Args&&... args) {
+  return detail::when_all_futures(detail::as_when_all_input(std::forward<Args>(args))...);
+}
+
+namespace detail {
 template <class... Futs>
-typename detail::future_cat<std::remove_cvref_t<Futs>...>::type when_all(Futs&&... fs) {
-  static_assert((detail::is_future_v<Futs> && ...), "when_all takes accrete::future arguments");
+typename future_cat<std::remove_cvref_t<Futs>...>::type when_all_futures(Futs&&... fs) {
   using Result = typename detail::future_cat<std::remove_cvref_t<Futs>...>::type;
   if constexpr (sizeof...(Futs) == 0) {
     return Result{};
@@ -563,9 +590,13 @@ typename detail::future_cat<std::remove_cvref_t<Futs>...>::type when_all(Futs&&.
     if (pending == 0) {
       if constexpr (Result::is_empty)
         return Result{};
-      else
-        return std::apply([](auto&&... v) { return make_future(std::move(v)...); },
-                          std::tuple_cat(std::forward<Futs>(fs).result_tuple()...));
+      else  // the state of Result itself: make_future would decay a reference (future<dist_object<T>&>)
+        return std::apply(
+            [](auto&&... v) {
+              return detail::future_access::adopt(new typename detail::state_of<Result>::type(
+                  detail::ready_tag{}, std::forward<decltype(v)>(v)...));
+            },
+            std::tuple_cat(std::forward<Futs>(fs).result_tuple()...));
     }
     constexpr std::size_t valued = (std::size_t{0} + ... + (std::remove_cvref_t<Futs>::is_empty ? 0u : 1u));
     if constexpr (valued <= 1) {
@@ -595,5 +626,6 @@ typename detail::future_cat<std::remove_cvref_t<Futs>...>::type when_all(Futs&&.
     return fut;
   }
 }
+}  // namespace detail
 
 }  // namespace accrete

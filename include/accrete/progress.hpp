@@ -30,6 +30,13 @@ enum class progress_level {
 /// without running any user code (no RPC bodies, no callbacks).
 void progress(progress_level level);
 
+/// True while the calling thread runs code that user-level progress called:
+/// a callback, an lpc or an RPC body (UPC++'s in_progress(), the restricted
+/// context). False in the program's own code, also while it waits; a
+/// callback that runs at once inside a call (then() on a ready future,
+/// fulfilling a promise outside progress) is not inside progress.
+bool in_progress() noexcept;
+
 /// Queues f to run in this process's next user-level progress (progress()
 /// or any wait()), on the thread that drives the runtime, after the
 /// completions already queued: UPC++'s lpc on the master persona. f may

@@ -104,10 +104,22 @@ struct deserialized<T> {
 };
 }  // namespace detail
 
-/// True when T can be written and read back.
+namespace detail {
 template <class T>
-inline constexpr bool is_serializable_v = detail::has_serialization_rule<T> ? detail::rule_enabled<T>()
-                                                                            : std::is_trivially_copyable_v<T>;
+constexpr bool serializable() {
+  if constexpr (std::is_array_v<T>)  // T[N] element by element (inside rules: write and read_into)
+    return std::extent_v<T> > 0 && serializable<std::remove_extent_t<T>>();
+  else if constexpr (has_serialization_rule<T>)
+    return rule_enabled<T>();
+  else
+    return std::is_trivially_copyable_v<T>;
+}
+}  // namespace detail
+
+/// True when T can be written and read back. A C array T[N] can when T can
+/// (in a rule's serialize and deserialize: writer::write, reader::read_into).
+template <class T>
+inline constexpr bool is_serializable_v = detail::serializable<T>();
 
 /// The type a reader produces for a value written as T (e.g. view<T, It>
 /// reads back as view<T>).
@@ -190,10 +202,18 @@ class reader {
     ((v = read<T>()), ...);
   }
   /// Reads one value written as T into raw `storage` (placement new) and
-  /// returns it: UPC++'s Reader::read_into.
+  /// returns it: UPC++'s Reader::read_into. T may be a C array (T[N],
+  /// also nested), read element by element into the array at `storage`.
   template <class T>
   deserialized_type_t<T>* read_into(void* storage) {
-    return ::new (storage) deserialized_type_t<T>(read<T>());
+    if constexpr (std::is_array_v<T>) {
+      using E = std::remove_extent_t<T>;
+      auto* at = static_cast<std::byte*>(storage);
+      for (std::size_t i = 0; i < std::extent_v<T>; ++i) read_into<E>(at + i * sizeof(deserialized_type_t<E>));
+      return std::launder(static_cast<deserialized_type_t<T>*>(storage));
+    } else {
+      return ::new (storage) deserialized_type_t<T>(read<T>());
+    }
   }
   /// Reads n values written as T (write_sequence) into raw `storage`, an
   /// array of n deserialized_type_t<T>; returns its first element.
@@ -312,6 +332,8 @@ void writer::write(const T& v) {
                 "accrete::serialization<T> specialisation");
   if constexpr (detail::has_serialization_rule<T>) {
     serialization<T>::serialize(*this, v);
+  } else if constexpr (std::is_array_v<T> && !std::is_trivially_copyable_v<T>) {
+    for (const auto& e : v) write(e);
   } else if constexpr (!std::is_empty_v<T>) {
     write_bytes(std::addressof(v), sizeof(T));
   }

@@ -67,10 +67,24 @@ namespace detail {
 struct init_state {
   int count = 0;       // init() calls not yet matched by finalize()
   bool owned = false;  // whether the first init() started accrete
+  std::pair<intrank_t, intrank_t> position{0, 1};  // local_team_position()
 };
 inline init_state& init_counter() {
   static init_state s;
   return s;
+}
+// Collective over the world: which of the local teams the caller's is (they
+// are ordered by their first world rank) and how many there are. One
+// element-wise sum of "leads its local team" flags, so that the query
+// itself needs no communication.
+inline std::pair<intrank_t, intrank_t> find_local_team_position() {
+  const accrete::team& lt = accrete::local_team();
+  const int n = accrete::rank_n();
+  std::vector<int> leads(std::size_t(n), 0), all(std::size_t(n), 0);
+  leads[std::size_t(accrete::rank_me())] = lt.rank_me() == 0 ? 1 : 0;
+  accrete::reduce_all(leads.data(), all.data(), leads.size(), accrete::op_fast_add).wait();
+  const int before = std::accumulate(all.begin(), all.begin() + lt[0], 0);
+  return {before, std::accumulate(all.begin(), all.end(), 0)};
 }
 }  // namespace detail
 
@@ -87,6 +101,7 @@ inline void init() {
     accrete::init(o);
     s.owned = true;
   }
+  if (s.count == 0) s.position = detail::find_local_team_position();
   ++s.count;
 }
 
@@ -103,6 +118,19 @@ inline void finalize() {
 
 /// True between the first init() and the last finalize().
 inline bool initialized() noexcept { return detail::init_counter().count > 0; }
+
+/// Where the caller's local team lies among the local teams that make up
+/// world() (UPC++ 2022.3): `second` is how many there are (the same on
+/// every process), `first` the index in [0, second) of the caller's, equal
+/// for two processes exactly when they share a local team. Local teams are
+/// numbered in the order of their first world rank. No communication
+/// (found at init()); throws accrete::not_initialized outside init() and
+/// finalize().
+inline std::pair<intrank_t, intrank_t> local_team_position() {
+  if (!initialized())
+    throw accrete::not_initialized("upcxx::local_team_position() called before upcxx::init() or after upcxx::finalize()");
+  return detail::init_counter().position;
+}
 
 using accrete::rank_me;
 using accrete::rank_n;
@@ -286,18 +314,24 @@ inline std::int64_t shared_segment_used() { return std::int64_t(accrete::segment
 inline void deallocate(void* p) {
   if (p) accrete::deallocate(accrete::to_global_ptr(static_cast<std::byte*>(p)));
 }
-template <class T>
-void deallocate(global_ptr<T> p) {
-  accrete::deallocate(p);
-}
 ///@}
+using accrete::deallocate;
 
 /// Constructs a T in this process's segment; throws bad_shared_alloc when
 /// it is full, or returns null with std::nothrow (spec: Storage Management).
 ///@{
-template <class T, class... Args>
-global_ptr<T> new_(Args&&... args) {
-  return detail::or_bad_shared_alloc("new_", [&] { return accrete::new_<T>(std::forward<Args>(args)...); });
+// The form with arguments names its first one, so that it is more
+// specialized than accrete::new_ (a pack alone), which an unqualified
+// call with an accrete-typed argument (a global_ptr) also finds by
+// argument-dependent lookup.
+template <class T>
+global_ptr<T> new_() {
+  return detail::or_bad_shared_alloc("new_", [&] { return accrete::new_<T>(); });
+}
+template <class T, class A0, class... Args>
+global_ptr<T> new_(A0&& a0, Args&&... args) {
+  return detail::or_bad_shared_alloc(
+      "new_", [&] { return accrete::new_<T>(std::forward<A0>(a0), std::forward<Args>(args)...); });
 }
 template <class T, class... Args>
 global_ptr<T> new_(const std::nothrow_t&, Args&&... args) {
@@ -388,9 +422,14 @@ auto to_future(X&& x) {
 
 using accrete::progress_level;
 
-/// progress(progress_level::user) runs callbacks and incoming RPCs;
-/// progress_level::internal only moves data (spec: Progress).
-inline void progress(progress_level level = progress_level::user) { accrete::progress(level); }
+/// progress() and progress(progress_level::user) run callbacks and
+/// incoming RPCs; progress_level::internal only moves data (spec:
+/// Progress). accrete's own functions, so that an unqualified call finds
+/// one function.
+using accrete::progress;
+/// Whether the caller is a callback, lpc or RPC body run by user-level
+/// progress (spec: Progress, the restricted context).
+using accrete::in_progress;
 /// Whether the calling thread's personas from `ps` up still need internal
 /// progress, and progress until they do not (spec: Progress). The answer
 /// and the work cover all of this process's outstanding communication, a
@@ -453,8 +492,16 @@ struct remote_rpc {
   accrete::remote_cx::rpc_cx cx;
 };
 
+}  // namespace detail
+
+/// A set of completion requests (spec: Completion), made by the
+/// operation_cx, source_cx and remote_cx factories and combined with |.
+/// It is a type of namespace upcxx, as in UPC++, so an unqualified call
+/// with completion requests (`rput(v, gp, operation_cx::as_future())`)
+/// finds upcxx's functions by argument-dependent lookup.
 template <class... C>
 struct completions {
+  /// The requests, in the order they were combined; internal.
   std::tuple<C...> items;
   /// Completion requests combine with | (spec: Completion).
   template <class... B>
@@ -462,6 +509,9 @@ struct completions {
     return {std::tuple_cat(std::move(a.items), std::move(b.items))};
   }
 };
+
+namespace detail {
+using upcxx::completions;
 
 template <class X>
 inline constexpr bool is_completions = false;
@@ -695,11 +745,26 @@ inline constexpr bool lone_op_promise = std::is_same_v<Cxs, completions<op_promi
 
 // ---- One-sided communication -------------------------------------------------------------------------
 
+// Without completion requests each call is accrete's own function (a
+// future for operation completion, as operation_cx::as_future() gives),
+// so a program with `using namespace upcxx;` that names them unqualified
+// finds one function, not accrete's by argument-dependent lookup (the
+// pointers are accrete's) and a second one of upcxx's. The overloads
+// below take the completion requests.
+using accrete::rget;
+using accrete::rget_irregular;
+using accrete::rget_regular;
+using accrete::rget_strided;
+using accrete::rput;
+using accrete::rput_irregular;
+using accrete::rput_regular;
+using accrete::rput_strided;
+
 /// Copies count elements from src to dest (spec: One-Sided Communication). Completions as
 /// requested (default: a future for operation completion).
-template <class T, class Cxs = detail::completions<detail::op_future>>
+template <class T, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rput(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
+auto rput(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs) {
   if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
     accrete::rput(src, dest, count, std::get<0>(cxs.items).p);
   else
@@ -708,18 +773,18 @@ auto rput(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs = opera
 
 /// Puts one value (spec: One-Sided Communication). The value is copied at once, so any source
 /// completion is delivered before the call returns.
-template <class T, class Cxs = detail::completions<detail::op_future>>
+template <class T, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rput(T value, global_ptr<T> dest, Cxs&& cxs = operation_cx::as_future()) {
+auto rput(T value, global_ptr<T> dest, Cxs&& cxs) {
   return detail::put_value(value, dest, cxs);
 }
 
 /// Copies count elements from src (which may point to const) into dest
 /// (spec: One-Sided Communication).
-template <class S, class T = std::remove_const_t<S>, class Cxs = detail::completions<detail::op_future>>
+template <class S, class T = std::remove_const_t<S>, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count,
-          Cxs&& cxs = operation_cx::as_future()) {
+          Cxs&& cxs) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
   if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
     accrete::rget(src, dest, count, std::get<0>(cxs.items).p);
@@ -729,9 +794,9 @@ auto rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count,
 
 /// The value at src (spec: One-Sided Communication): operation_cx::as_future() gives future<T>,
 /// as_promise(promise<T>&) fulfills the promise with it.
-template <class S, class Cxs = detail::completions<detail::op_future>>
+template <class S, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rget(global_ptr<S> src, Cxs&& cxs = operation_cx::as_future()) {
+auto rget(global_ptr<S> src, Cxs&& cxs) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
   return detail::deliver(accrete::rget(src), cxs);
 }
@@ -833,52 +898,52 @@ std::array<X, Dim> array_of(const X* p) {
 /// accrete/rma_strided.hpp). For puts, source completion is operation
 /// completion.
 ///@{
-template <class SrcIt, class DstIt, class Cxs = detail::completions<detail::op_future>>
+template <class SrcIt, class DstIt, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
-                    Cxs&& cxs = operation_cx::as_future()) {
+                    Cxs&& cxs) {
   return detail::put_fragments(cxs, [&](auto&&... rcx) {
     return accrete::rput_irregular(src_begin, src_end, dest_begin, dest_end, std::move(rcx)...);
   });
 }
-template <class SrcIt, class DstIt, class Cxs = detail::completions<detail::op_future>>
+template <class SrcIt, class DstIt, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
-                    Cxs&& cxs = operation_cx::as_future()) {
+                    Cxs&& cxs) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_irregular: takes operation completions only");
   return detail::deliver(accrete::rget_irregular(src_begin, src_end, dest_begin, dest_end), cxs);
 }
-template <class SrcIt, class DstIt, class Cxs = detail::completions<detail::op_future>>
+template <class SrcIt, class DstIt, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rput_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
-                  std::size_t dest_len, Cxs&& cxs = operation_cx::as_future()) {
+                  std::size_t dest_len, Cxs&& cxs) {
   return detail::put_fragments(cxs, [&](auto&&... rcx) {
     return accrete::rput_regular(src_begin, src_end, src_len, dest_begin, dest_end, dest_len, std::move(rcx)...);
   });
 }
-template <class SrcIt, class DstIt, class Cxs = detail::completions<detail::op_future>>
+template <class SrcIt, class DstIt, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget_regular(SrcIt src_begin, SrcIt src_end, std::size_t src_len, DstIt dest_begin, DstIt dest_end,
-                  std::size_t dest_len, Cxs&& cxs = operation_cx::as_future()) {
+                  std::size_t dest_len, Cxs&& cxs) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_regular: takes operation completions only");
   return detail::deliver(accrete::rget_regular(src_begin, src_end, src_len, dest_begin, dest_end, dest_len), cxs);
 }
-template <std::size_t Dim, class T, class Cxs = detail::completions<detail::op_future>>
+template <std::size_t Dim, class T, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_strides, global_ptr<T> dest_base,
                   const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
-                  Cxs&& cxs = operation_cx::as_future()) {
+                  Cxs&& cxs) {
   return detail::put_fragments(cxs, [&](auto&&... rcx) {
     return accrete::rput_strided<Dim>(src_base, src_strides, dest_base, dest_strides, extents, std::move(rcx)...);
   });
 }
 template <std::size_t Dim, class S, class T = std::remove_const_t<S>,
-          class Cxs = detail::completions<detail::op_future>>
+          class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget_strided(global_ptr<S> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides,
                   std::type_identity_t<T>* dest_base,
                   const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
-                  Cxs&& cxs = operation_cx::as_future()) {
+                  Cxs&& cxs) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_strided: takes operation completions only");
   return detail::deliver(accrete::rget_strided<Dim, S>(src_base, src_strides, dest_base, dest_strides, extents),
                          cxs);
@@ -943,22 +1008,47 @@ auto rpc_ff(intrank_t recipient, Cxs&& cxs, F&& f, Args&&... args) {
   return detail::deliver(accrete::make_future(), cxs);
 }
 
+/// rpc and rpc_ff to the member of rank `recipient` in `t`, with
+/// completion requests (spec: Remote Procedure Call): as above, the rank
+/// translated as for rpc(t, recipient, f, args...).
+///@{
+template <class Cxs, class F, class... Args>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rpc(const accrete::team& t, intrank_t recipient, Cxs&& cxs, F&& f, Args&&... args) {
+  auto done = accrete::rpc(t, recipient, std::forward<F>(f), std::forward<Args>(args)...);
+  return detail::deliver(done, cxs);
+}
+template <class Cxs, class F, class... Args>
+requires detail::is_completions<std::remove_cvref_t<Cxs>>
+auto rpc_ff(const accrete::team& t, intrank_t recipient, Cxs&& cxs, F&& f, Args&&... args) {
+  static_assert(!detail::has_op_cx<std::remove_cvref_t<Cxs>>, "upcxx::rpc_ff: takes source completions only");
+  accrete::rpc_ff(t, recipient, std::forward<F>(f), std::forward<Args>(args)...);
+  return detail::deliver(accrete::make_future(), cxs);
+}
+///@}
+
 /// The UPC++ serialization protocol (spec: Serialization): specialize
 ///
 ///   template <> struct upcxx::serialization<T> {
 ///     template <class Writer> static void serialize(Writer& w, const T& x);
-///     template <class Reader> static T* deserialize(Reader& r, void* storage);
+///     template <class Reader, class Storage> static T* deserialize(Reader& r, Storage storage);
 ///   };
 ///
 /// Writer has write(x) and write_sequence(begin, end[, n]); Reader has
 /// read<U>(), read_into<U>(storage), read_sequence_into<U>(storage, n),
 /// skip<U>() and skip_sequence<U>(n) (accrete::writer and accrete::reader).
-/// deserialize constructs the object in `storage` and returns it.
+/// deserialize constructs the object with `storage.construct(args...)`,
+/// which returns it (UPC++ 2022.9's form). The earlier form,
+/// `template <class Reader> static T* deserialize(Reader& r, void* storage)`
+/// with a placement new into `storage`, works as well: the storage
+/// converts to the address.
 ///
 /// Or give the class a public member type `upcxx_serialization` with the
 /// same two static members. deserialize may construct another type than T
 /// (its pointer's type is then what an RPC argument of type T reads back
-/// as, deserialized_type_t<T>).
+/// as, deserialized_type_t<T>); with the storage form, name that type as
+/// a member `using deserialized_type = ...;` of the rule, for
+/// storage.construct to make it.
 template <class T>
 struct serialization {
   /// Marks the primary template (no rule for T); internal.
@@ -971,10 +1061,33 @@ struct serialization<T> : T::upcxx_serialization {};
 namespace detail {
 template <class T>
 concept user_rule = !requires { typename upcxx::serialization<T>::upcxx_no_rule_; };
+// What a rule's storage.construct makes: T, or the rule's deserialized_type.
+template <class T>
+struct declared_deserialized {
+  using type = T;
+};
+template <class T>
+requires requires { typename upcxx::serialization<T>::deserialized_type; }
+struct declared_deserialized<T> {
+  using type = typename upcxx::serialization<T>::deserialized_type;
+};
+// The storage a rule's deserialize receives: construct(args...) makes a U
+// there and returns it; it also converts to the raw address, the
+// parameter of the earlier `deserialize(Reader&, void*)` form, so one call
+// serves both forms.
+template <class U>
+struct construct_storage {
+  void* where;
+  template <class... A>
+  U* construct(A&&... a) const {
+    return ::new (where) U(std::forward<A>(a)...);
+  }
+  operator void*() const noexcept { return where; }
+};
 // What a user rule's deserialize constructs.
 template <class T>
 using user_deserialized_t = std::remove_pointer_t<decltype(upcxx::serialization<T>::deserialize(
-    std::declval<accrete::reader&>(), static_cast<void*>(nullptr)))>;
+    std::declval<accrete::reader&>(), std::declval<construct_storage<typename declared_deserialized<T>::type>&>()))>;
 }  // namespace detail
 
 /// A callable with some leading arguments bound (spec: RPC, bind): calling
@@ -1481,7 +1594,8 @@ struct accrete::serialization<T> {
   static deserialized_type deserialize(accrete::reader& r) {
     using U = deserialized_type;
     alignas(U) std::byte storage[sizeof(U)];
-    U* p = upcxx::serialization<T>::deserialize(r, storage);
+    upcxx::detail::construct_storage<typename upcxx::detail::declared_deserialized<T>::type> at{storage};
+    U* p = upcxx::serialization<T>::deserialize(r, at);
     struct destroy {
       U* p;
       ~destroy() { p->~U(); }

@@ -77,6 +77,9 @@ void memory_sync() noexcept;
 void poll();
 /// User-level progress: poll(), then run queued completions and handlers.
 void user_progress();
+/// Whether the calling thread is inside user_progress() (so running a
+/// completion or handler it called).
+bool in_user_progress() noexcept;
 /// Whether the last user_progress() ran any completion or handler.
 bool last_progress_active() noexcept;
 /// Whether every process of the world shares this node.

@@ -413,6 +413,8 @@ void poll() {
   poll_impl(true);
 }
 
+bool in_user_progress() noexcept { return progress_depth > 0; }
+
 void user_progress() {
   require_initialized("progress()");
   // Handlers that wait (and so make progress) inside handlers nest frames;
