@@ -166,6 +166,45 @@ TEST(Serialization, Views) {
   EXPECT_TRUE(ev.empty());
 }
 
+// A member declared const (a map's element, pair<const K, V>) is written as
+// its type and reads back const, so a view over a map's elements arrives as
+// view<pair<const K, V>>; so do C arrays (also nested and of non-trivially
+// copyable elements) inside a rule, element by element.
+TEST(Serialization, ConstMembersAndArrays) {
+  static_assert(is_serializable_v<const std::string>);
+  static_assert(std::is_same_v<deserialized_type_t<std::pair<const std::string, int>>, std::pair<const std::string, int>>);
+  static_assert(std::is_same_v<deserialized_type_t<std::tuple<const int, std::string>>, std::tuple<const int, std::string>>);
+  const std::pair<const std::string, int> kv{"key", 7};
+  const auto back = round_trip(kv);
+  EXPECT_EQ(back.first, "key");
+  EXPECT_EQ(back.second, 7);
+  std::map<std::string, int> m{{"a", 1}, {"bcd", 2}};
+  auto mv = deserialize<view<std::pair<const std::string, int>, std::map<std::string, int>::const_iterator>>(
+      serialize(make_view(m)));
+  static_assert(std::is_same_v<decltype(mv), view<std::pair<const std::string, int>>>);
+  ASSERT_EQ(mv.size(), 2u);
+  EXPECT_EQ(mv[1].first, "bcd");
+  EXPECT_EQ(mv[1].second, 2);
+
+  static_assert(is_serializable_v<std::string[2]> && is_serializable_v<int[2][3]>);
+  const std::string names[2] = {"x", std::string(40, 'y')};
+  const int grid[2][3] = {{1, 2, 3}, {4, 5, 6}};
+  std::vector<std::byte> buf;
+  writer w(buf);
+  w.write(names);
+  w.write(grid);
+  reader r(buf);
+  alignas(std::string) std::byte sraw[sizeof(names)];
+  std::string(*s)[2] = r.read_into<std::string[2]>(sraw);
+  int g[2][3] = {};
+  r.read_into<int[2][3]>(g);
+  EXPECT_EQ((*s)[0], "x");
+  EXPECT_EQ((*s)[1], names[1]);
+  EXPECT_EQ(g[1][2], 6);
+  EXPECT_EQ(g[0][1], 2);
+  for (std::string& x : *s) x.~basic_string();
+}
+
 TEST(Serialization, MisalignedViewIsCopied) {
   std::vector<double> d{1, 2, 3, 4};
   auto buf = serialize(make_view(d));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -126,5 +127,35 @@ TEST(UpcxxSerializationForms, CArraysInARule) {
                                  a)
                                  .wait();
   EXPECT_EQ(echoed, "123456|first|100zz");
+  upcxx::barrier();
+}
+
+// A view over a map's elements (pair<const K, V>, as a histogram is sent to
+// its owner), and a view of views.
+TEST(UpcxxSerializationForms, ViewsOfMapElementsAndOfViews) {
+  std::unordered_map<std::string, int> counts{{"a", 1}, {"bb", 2}, {"ccc", 3}};
+  const int weighted = upcxx::rpc(
+                           right(),
+                           [](upcxx::view<std::pair<const std::string, int>> entries) {
+                             int t = 0;
+                             for (const auto& [word, n] : entries) t += int(word.size()) * n;
+                             return t * 10 + int(entries.size());
+                           },
+                           upcxx::make_view(counts.begin(), counts.end()))
+                           .wait();
+  EXPECT_EQ(weighted, 143);
+  const std::vector<int> a{1, 2, 3}, b{40};
+  std::vector<decltype(upcxx::make_view(a))> parts{upcxx::make_view(a), upcxx::make_view(b)};
+  const int total = upcxx::rpc(
+                        right(),
+                        [](upcxx::view<upcxx::view<int>> outer) {
+                          int t = 0;
+                          for (const auto& inner : outer)
+                            for (int x : inner) t += x;
+                          return t * 10 + int(outer.size());
+                        },
+                        upcxx::make_view(parts))
+                        .wait();
+  EXPECT_EQ(total, 462);
   upcxx::barrier();
 }

@@ -107,7 +107,9 @@ struct deserialized<T> {
 namespace detail {
 template <class T>
 constexpr bool serializable() {
-  if constexpr (std::is_array_v<T>)  // T[N] element by element (inside rules: write and read_into)
+  if constexpr (std::is_const_v<T> || std::is_volatile_v<T>)  // a const member: pair<const K, V>
+    return serializable<std::remove_cv_t<T>>();
+  else if constexpr (std::is_array_v<T>)  // T[N] element by element (inside rules: write and read_into)
     return std::extent_v<T> > 0 && serializable<std::remove_extent_t<T>>();
   else if constexpr (has_serialization_rule<T>)
     return rule_enabled<T>();
@@ -452,6 +454,14 @@ struct serialization<std::array<T, N>> {
   ///@}
 };
 
+namespace detail {
+/// What a member of type X reads back as: its deserialized type, const
+/// when X is (so pair<const K, V>, a map's element, reads back as itself).
+template <class X>
+using member_deserialized_t =
+    std::conditional_t<std::is_const_v<X>, const deserialized_type_t<X>, deserialized_type_t<X>>;
+}  // namespace detail
+
 /// Rule for pairs: first, then second.
 template <class A, class B>
 struct serialization<std::pair<A, B>> {
@@ -460,7 +470,7 @@ struct serialization<std::pair<A, B>> {
   /// and, where it differs from X, `deserialized_type`.
   ///@{
   static constexpr bool enabled = is_serializable_v<A> && is_serializable_v<B>;
-  using deserialized_type = std::pair<deserialized_type_t<A>, deserialized_type_t<B>>;
+  using deserialized_type = std::pair<detail::member_deserialized_t<A>, detail::member_deserialized_t<B>>;
   static void serialize(writer& w, const std::pair<A, B>& p) {
     w.write(p.first);
     w.write(p.second);
@@ -479,7 +489,7 @@ struct serialization<std::tuple<T...>> {
   /// and, where it differs from X, `deserialized_type`.
   ///@{
   static constexpr bool enabled = (is_serializable_v<T> && ...);
-  using deserialized_type = std::tuple<deserialized_type_t<T>...>;
+  using deserialized_type = std::tuple<detail::member_deserialized_t<T>...>;
   static void serialize(writer& w, const std::tuple<T...>& t) {
     std::apply([&](const auto&... x) { (w.write(x), ...); }, t);
   }
