@@ -159,3 +159,29 @@ TEST(UpcxxSerializationForms, ViewsOfMapElementsAndOfViews) {
   EXPECT_EQ(total, 462);
   upcxx::barrier();
 }
+
+// deserializing_iterator<T>: const T* for a trivially serializable T; else
+// an iterator whose deserialize_into constructs the element at a given
+// place (spec 2020.10).
+static_assert(std::is_same_v<upcxx::deserializing_iterator<double>, const double*>);
+static_assert(std::is_same_v<upcxx::view<std::string>, upcxx::view<std::string, upcxx::deserializing_iterator<std::string>>>);
+
+TEST(UpcxxSerializationForms, DeserializeIntoStorage) {
+  const std::vector<std::string> words{"alpha", std::string(50, 'b'), ""};
+  const std::string joined = upcxx::rpc(
+                                 right(),
+                                 [](upcxx::view<std::string, upcxx::deserializing_iterator<std::string>> v) {
+                                   std::string out;
+                                   for (auto it = v.begin(); it != v.end(); ++it) {
+                                     alignas(std::string) unsigned char room[sizeof(std::string)];
+                                     std::string* s = it.deserialize_into(room);
+                                     out += std::to_string(s->size()) + ":" + s->substr(0, 2) + ";";
+                                     s->~basic_string();
+                                   }
+                                   return out + v[0];
+                                 },
+                                 upcxx::make_view(words))
+                                 .wait();
+  EXPECT_EQ(joined, "5:al;50:bb;0:;alpha");
+  upcxx::barrier();
+}

@@ -4,12 +4,15 @@
 //
 // The sender makes a view over any range with make_view(begin, end) (the
 // elements are serialized when the RPC is sent; the range need not outlive
-// the call). The receiver's parameter is view<T> (= view<T, const T*>): a
-// non-owning span over the incoming message buffer, valid only during the
-// RPC call. Do not keep it (copy the elements out instead). For
+// the call). The receiver's parameter is view<T> (= view<T,
+// deserializing_iterator<T>>): for trivially copyable T a non-owning span
+// over the incoming message buffer (the iterator is const T*), valid only
+// during the RPC call. Do not keep it (copy the elements out instead). For
 // trivially copyable T no copy is made on receipt when the data is suitably
 // aligned in the buffer (always, for alignof(T) <= 16); otherwise, and for
-// non-trivially-copyable T, the view owns a private copy.
+// non-trivially-copyable T, the view owns a private copy, which the
+// iterator walks (deserialize_into constructs a copy of an element where
+// the caller says, UPC++'s deserializing_iterator).
 //
 // A view's length is checked against the message: a length running past the
 // buffer throws accrete::serialization_error naming the sender.
@@ -28,8 +31,63 @@
 
 namespace accrete {
 
+/// The iterator of a received view of T when T is not trivially copyable:
+/// random access over the elements the receiver read back (which the view
+/// keeps alive), and deserialize_into, as UPC++'s deserializing_iterator.
+template <class D>
+class element_iterator {
+ public:
+  /// Iterator member types (random access, read only).
+  ///@{
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = std::remove_cv_t<D>;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const D*;
+  using reference = const D&;
+  ///@}
+  /// A singular iterator.
+  element_iterator() = default;
+  /// At element `p`.
+  explicit element_iterator(const D* p) noexcept : p_(p) {}
+  /// Constructs a copy of the element at `storage` (room and alignment for
+  /// a D) and returns it; the caller destroys it.
+  D* deserialize_into(void* storage) const { return ::new (storage) D(*p_); }
+  /// The element's address.
+  const D* base() const noexcept { return p_; }
+  /// Random-access iterator operations.
+  ///@{
+  reference operator*() const noexcept { return *p_; }
+  pointer operator->() const noexcept { return p_; }
+  reference operator[](difference_type i) const noexcept { return p_[i]; }
+  element_iterator& operator++() noexcept { ++p_; return *this; }
+  element_iterator operator++(int) noexcept { auto t = *this; ++p_; return t; }
+  element_iterator& operator--() noexcept { --p_; return *this; }
+  element_iterator operator--(int) noexcept { auto t = *this; --p_; return t; }
+  element_iterator& operator+=(difference_type n) noexcept { p_ += n; return *this; }
+  element_iterator& operator-=(difference_type n) noexcept { p_ -= n; return *this; }
+  friend element_iterator operator+(element_iterator i, difference_type n) noexcept { return i += n; }
+  friend element_iterator operator+(difference_type n, element_iterator i) noexcept { return i += n; }
+  friend element_iterator operator-(element_iterator i, difference_type n) noexcept { return i -= n; }
+  friend difference_type operator-(element_iterator a, element_iterator b) noexcept { return a.p_ - b.p_; }
+  friend bool operator==(element_iterator a, element_iterator b) noexcept { return a.p_ == b.p_; }
+  friend auto operator<=>(element_iterator a, element_iterator b) noexcept { return a.p_ <=> b.p_; }
+  ///@}
+
+ private:
+  const D* p_ = nullptr;
+};
+
+/// How a received view of T is walked: const T* when T travels as its bytes
+/// (the view may point into the message), else element_iterator over the
+/// elements read back. UPC++'s deserializing_iterator<T>.
+template <class T>
+using deserializing_iterator =
+    std::conditional_t<detail::bytewise<std::remove_cv_t<T>>, const deserialized_type_t<T>*,
+                       element_iterator<detail::member_deserialized_t<T>>>;
+
 /// A sequence of `size()` elements of T between two iterators of type Iter.
-template <class T, class Iter = const T*>
+/// view<T> is what a received view arrives as.
+template <class T, class Iter = deserializing_iterator<T>>
 class view {
  public:
   /// Container-like member types (the elements are read only).
@@ -56,10 +114,11 @@ class view {
   bool empty() const noexcept { return n_ == 0; }
 
   /// Contiguous views (Iter = const T*) only: the elements as an array.
-  ///@{
   const T* data() const requires std::is_same_v<Iter, const T*> { return b_; }
-  const T& operator[](std::size_t i) const requires std::is_same_v<Iter, const T*> { return b_[i]; }
-  ///@}
+  /// Element i (random-access iterators: every received view).
+  decltype(auto) operator[](std::size_t i) const requires std::random_access_iterator<Iter> {
+    return b_[std::iter_difference_t<Iter>(i)];
+  }
 
   /// Internal: a view that keeps storage alive (receiver-side copies).
   view(Iter b, Iter e, std::size_t n, std::shared_ptr<const void> keep) : b_(b), e_(e), n_(n), keep_(std::move(keep)) {}
@@ -144,8 +203,9 @@ struct serialization<view<T, Iter>> {
         copy->push_back(r.read<T>());
         detail::read_empty_marker<T>(r);
       }
+      using It = typename deserialized_type::iterator;
       const D* p = copy->data();
-      return deserialized_type(p, p + n, n, std::move(copy));
+      return deserialized_type(It(p), It(p + n), n, std::move(copy));
     }
   }
   ///@}

@@ -982,9 +982,10 @@ using accrete::rpc_ff;
 using accrete::view;
 /// The iterator of a received view<T> (spec: Serialization): the
 /// deserialized type of view<T, Iter> is view<deserialized_type_t<T>,
-/// deserializing_iterator<T>>, which is view<deserialized_type_t<T>>.
-template <class T>
-using deserializing_iterator = const accrete::deserialized_type_t<T>*;
+/// deserializing_iterator<T>>, which is view<deserialized_type_t<T>>:
+/// const T* for a trivially serializable T, else an iterator over the
+/// elements read back, with deserialize_into(storage).
+using accrete::deserializing_iterator;
 
 /// rpc with completion requests (spec: Remote Procedure Call): operation
 /// completion is the arrival of f's result (operation_cx::as_future gives
