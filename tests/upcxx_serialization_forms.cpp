@@ -58,6 +58,19 @@ struct with_arrays {
   };
 };
 
+// Movable, not copyable.
+struct move_only {
+  int v = 0;
+  move_only() = default;
+  explicit move_only(int x) : v(x) {}
+  move_only(const move_only&) = delete;
+  move_only& operator=(const move_only&) = delete;
+  move_only(move_only&&) = default;
+  move_only& operator=(move_only&&) = default;
+  UPCXX_SERIALIZED_FIELDS(v)
+};
+move_only kept_here;
+
 }  // namespace
 
 template <>
@@ -183,5 +196,19 @@ TEST(UpcxxSerializationForms, DeserializeIntoStorage) {
                                  upcxx::make_view(words))
                                  .wait();
   EXPECT_EQ(joined, "5:al;50:bb;0:;alpha");
+  upcxx::barrier();
+}
+
+// A movable, non-copyable value travels without a copy (UPC++ 2020.10): as
+// an lvalue argument, as the reference an RPC returns, and by fetch.
+TEST(UpcxxSerializationForms, MoveOnlyValues) {
+  kept_here.v = 100 + upcxx::rank_me();
+  upcxx::barrier();
+  move_only arg(7);
+  EXPECT_EQ(upcxx::rpc(right(), [](move_only&& m) { return m.v * 2; }, arg).wait(), 14);
+  upcxx::future<move_only> ref = upcxx::rpc(right(), []() -> move_only& { return kept_here; });
+  EXPECT_EQ(ref.wait().v, 100 + right());
+  upcxx::dist_object<move_only> d(move_only(upcxx::rank_me() * 3));
+  EXPECT_EQ(d.fetch(right()).wait().v, right() * 3);
   upcxx::barrier();
 }

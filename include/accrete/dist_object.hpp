@@ -181,7 +181,7 @@ class dist_object {
     static_assert(is_serializable_v<T>, "accrete::dist_object::fetch: T is not serializable");
     if (!is_active()) throw error("accrete::dist_object::fetch: this dist_object is inactive (default-constructed or moved from)");
     return rpc(
-        team_->to_world(team_rank), [](dist_object<T>& d) -> T { return *d; }, *this);
+        team_->to_world(team_rank), [](dist_object<T>& d) -> const T& { return *d; }, *this);  // serialized in place
   }
 
   /// Internal: the name shared by all members.

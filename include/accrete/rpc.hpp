@@ -257,7 +257,9 @@ struct rpc_trampoline {
       if (reply) fut.then([src, id](const auto&... v) { send_reply(src, id, v...); });
     } else {
       if (reply) {
-        std::remove_cvref_t<R> v = call();
+        // A returned reference is serialized from the object it names (no
+        // copy: the type may be move-only).
+        decltype(auto) v = call();
         send_reply(src, id, v);
       } else {
         call();
