@@ -197,6 +197,9 @@ void start_reduce(const T* src, T* dst, std::size_t count, const Op* op, int roo
 
 template <class T, class Op>
 struct reduce_state {
+  // A constructor, not an aggregate: make_shared's parenthesized aggregate
+  // initialization needs clang 16 or later.
+  reduce_state(const T& i, const T& o, Op f, promise<T> pr) : in(i), out(o), op(std::move(f)), p(std::move(pr)) {}
   T in, out;
   Op op;
   promise<T> p;
