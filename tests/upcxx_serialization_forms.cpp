@@ -207,7 +207,7 @@ TEST(UpcxxSerializationForms, MoveOnlyValues) {
   move_only arg(7);
   EXPECT_EQ(upcxx::rpc(right(), [](move_only&& m) { return m.v * 2; }, arg).wait(), 14);
   upcxx::future<move_only> ref = upcxx::rpc(right(), []() -> move_only& { return kept_here; });
-  EXPECT_EQ(ref.wait().v, 100 + right());
+  EXPECT_EQ(ref.wait_reference().v, 100 + right());  // a move-only result is read in place
   upcxx::dist_object<move_only> d(move_only(upcxx::rank_me() * 3));
   EXPECT_EQ(d.fetch(right()).wait().v, right() * 3);
   upcxx::barrier();
