@@ -105,11 +105,6 @@ struct future_cat<future<A...>> {
 template <class... A, class... B, class... Rest>
 struct future_cat<future<A...>, future<B...>, Rest...> : future_cat<future<A..., B...>, Rest...> {};
 
-/// The future a when_all argument stands for: itself, or for a value of
-/// another type a ready future of it (as to_future makes).
-template <class X>
-using as_future_t = std::conditional_t<is_future_v<X>, std::remove_cvref_t<X>, future<std::decay_t<X>>>;
-
 /// What result<I>() / wait<I>() return.
 template <int I, class... T>
 struct result_type {
@@ -550,18 +545,19 @@ struct when_all_state<future<R...>, Futs...> final : state<R...> {
 
 }  // namespace detail
 
-namespace detail {
-template <class... Futs>
-typename future_cat<std::remove_cvref_t<Futs>...>::type when_all_futures(Futs&&... fs);
-// A when_all argument as a future: a future itself (by reference), any
-// other value a ready future of it.
+/// A future of x: x itself if it is a future, else a ready future of its
+/// value (UPC++'s to_future).
 template <class X>
-decltype(auto) as_when_all_input(X&& x) {
-  if constexpr (is_future_v<X>)
+auto to_future(X&& x) {
+  if constexpr (detail::is_future_v<X>)
     return std::forward<X>(x);
   else
     return make_future(std::decay_t<X>(std::forward<X>(x)));
 }
+
+namespace detail {
+template <class... Futs>
+typename future_cat<std::remove_cvref_t<Futs>...>::type when_all_futures(Futs&&... fs);
 }  // namespace detail
 
 /// A future ready when all arguments are, carrying the concatenation of their
@@ -573,8 +569,8 @@ decltype(auto) as_when_all_input(X&& x) {
 /// all inputs are ready and carry no values, or when at most one input
 /// carries values and it is the only non-ready one (that future is returned).
 template <class... Args>
-typename detail::future_cat<detail::as_future_t<Args>...>::type when_all(Args&&... args) {
-  return detail::when_all_futures(detail::as_when_all_input(std::forward<Args>(args))...);
+typename detail::future_cat<decltype(to_future(std::declval<Args>()))...>::type when_all(Args&&... args) {
+  return detail::when_all_futures(to_future(std::forward<Args>(args))...);
 }
 
 namespace detail {

@@ -80,6 +80,7 @@ inline init_state& init_counter() {
 inline std::pair<intrank_t, intrank_t> find_local_team_position() {
   const accrete::team& lt = accrete::local_team();
   const int n = accrete::rank_n();
+  if (lt.rank_n() == n) return {0, 1};  // one local team: every process knows it without asking
   std::vector<int> leads(std::size_t(n), 0), all(std::size_t(n), 0);
   leads[std::size_t(accrete::rank_me())] = lt.rank_me() == 0 ? 1 : 0;
   accrete::reduce_all(leads.data(), all.data(), leads.size(), accrete::op_fast_add).wait();
@@ -410,13 +411,7 @@ class promise : public accrete::promise<T...> {
 
 /// A future of x: x itself if it is a future, a ready future<X> otherwise
 /// (spec: Futures and Promises).
-template <class X>
-auto to_future(X&& x) {
-  if constexpr (accrete::detail::is_future_v<X>)
-    return std::forward<X>(x);
-  else
-    return accrete::make_future(std::forward<X>(x));
-}
+using accrete::to_future;
 
 // ---- Progress ------------------------------------------------------------------------
 
