@@ -4,11 +4,15 @@
 # strategies, node sizes and threads; within one run the test compares its
 # own configurations). cm_repro_clean empties the directory first.
 set(ACCRETE_REPRO_DIR ${CMAKE_CURRENT_BINARY_DIR}/cm_repro)
-set(ACCRETE_REPRO_RUNS np1 np2 np3 np4 np5 np4.node1 np3.node2 np5.node2)
+set(ACCRETE_REPRO_RUNS np1 np2 np3 np4 np5 np4.node1 np3.node2 np5.node2 np3.node2.baseline_simd)
 accrete_add_mpi_test(cm_repro_test SOURCES cm_repro_test.cpp NP 1 2 3 4 5 LABELS sanitize TIMEOUT 300
                      ENV ACCRETE_REPRO_DIR=${ACCRETE_REPRO_DIR})
 accrete_add_mpi_test(cm_repro_test NP 4 NODE_SIZES 1 LABELS sanitize TIMEOUT 300 ENV ACCRETE_REPRO_DIR=${ACCRETE_REPRO_DIR})
 accrete_add_mpi_test(cm_repro_test NP 3 5 NODE_SIZES 2 LABELS sanitize TIMEOUT 300 ENV ACCRETE_REPRO_DIR=${ACCRETE_REPRO_DIR})
+# The kernels' baseline build (ACCRETE_SIMD=baseline, src/assembly/simd.hpp)
+# must save the same bytes as the AVX2 build the other runs use.
+accrete_add_mpi_test(cm_repro_test NP 3 NODE_SIZES 2 LABELS sanitize TIMEOUT 300 SUFFIX baseline_simd
+                     ENV ACCRETE_REPRO_DIR=${ACCRETE_REPRO_DIR} ACCRETE_SIMD=baseline)
 target_include_directories(cm_repro_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 add_test(NAME cm_repro_clean COMMAND ${CMAKE_COMMAND} -DMODE=clean -DDIR=${ACCRETE_REPRO_DIR}
          -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/cm_repro_files.cmake)

@@ -28,7 +28,7 @@
 
 #include "accrete/accrete.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
-#include "assembly/repro.hpp"
+#include "assembly/simd.hpp"
 
 using namespace accrete;
 using detail::exact_sum;
@@ -165,11 +165,23 @@ TEST(Accumulator, AddOrLogThenSettleIsOrderIndependent) {
   }
 }
 
-// A run of contributions, as the kernels add them: each element whose sum
-// is exact (an independent exact check: a + b - fl(a + b) sums to 0) holds
-// the sum with its bits, every other keeps its value and is logged, once
-// and in order. Runs of every length around the 16-byte groups, exact and
-// inexact elements at every lane, -0, infinities, NaN and overflow.
+// The builds of the kernels this CPU can run (src/assembly/simd.hpp).
+std::vector<detail::simd_isa> runnable_isas() {
+  std::vector<detail::simd_isa> v{detail::simd_isa::baseline};
+#ifdef ACCRETE_SIMD_AVX2
+  if (__builtin_cpu_supports("avx2")) v.push_back(detail::simd_isa::avx2);
+#endif
+  return v;
+}
+
+// Runs of contributions, as the kernels add them: each element whose sum is
+// exact (an independent exact check: a + b - fl(a + b) sums to 0) holds the
+// sum with its bits, every other keeps its value and is logged, once and in
+// order. One run (add_run_exact) and a column of several runs with gaps
+// between them (add_runs_exact, w = 1 and 2 components per element), in
+// every build of the kernels this CPU runs; lengths around the 16- and
+// 32-byte vectors, exact and inexact elements at every lane, -0,
+// infinities, NaN and overflow.
 template <class T>
 void run_adds_where_exact() {
   std::mt19937_64 g(11);
@@ -184,9 +196,13 @@ void run_adds_where_exact() {
     }
   };
   using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  struct run {
+    std::int32_t loc, pos, len;
+  };
+  const auto isas = runnable_isas();
   std::int64_t exact_seen = 0, logged_seen = 0;
-  for (int trial = 0; trial < 4000; ++trial) {
-    const int len = int(g() % 19);
+  for (int trial = 0; trial < 6000; ++trial) {
+    const int len = int(g() % 41);
     const bool exactish = trial % 3 != 0;
     std::vector<T> dst(std::size_t(len) + 1), src(std::size_t(len) + 1);  // + a sentinel
     for (int k = 0; k < len; ++k) {
@@ -196,8 +212,7 @@ void run_adds_where_exact() {
     }
     dst[std::size_t(len)] = T(7);
     const std::vector<T> before = dst;
-    std::vector<std::int32_t> logged;
-    detail::add_run_exact(dst.data(), src.data(), len, [&](std::int32_t k) { logged.push_back(k); });
+    std::vector<T> want(before);
     std::vector<std::int32_t> want_logged;
     for (int k = 0; k < len; ++k) {
       const T a = before[std::size_t(k)], b = src[std::size_t(k)], s = a + b;
@@ -209,14 +224,63 @@ void run_adds_where_exact() {
         rest.add(-double(s));
         exact = rest.round<double>() == 0.0;
       }
-      const T want = exact ? s : a;
-      ASSERT_EQ(std::bit_cast<bits>(dst[std::size_t(k)]), std::bit_cast<bits>(want))
-          << "len " << len << ", element " << k << ": " << a << " + " << b;
+      if (exact) want[std::size_t(k)] = s;
       if (!exact) want_logged.push_back(k);
       (exact ? exact_seen : logged_seen)++;
     }
-    ASSERT_EQ(logged, want_logged) << "len " << len;
-    ASSERT_EQ(dst[std::size_t(len)], T(7));
+    auto check = [&](const std::vector<T>& got, const std::vector<std::int32_t>& logged, const std::string& what) {
+      for (int k = 0; k <= len; ++k)
+        ASSERT_EQ(std::bit_cast<bits>(got[std::size_t(k)]), std::bit_cast<bits>(want[std::size_t(k)]))
+            << what << ", len " << len << ", element " << k << ": " << before[std::size_t(k)] << " + "
+            << (k < len ? src[std::size_t(k)] : T(0));
+      ASSERT_EQ(logged, want_logged) << what << ", len " << len;
+    };
+    std::vector<std::int32_t> logged;
+    detail::add_run_exact(dst.data(), src.data(), len, [&](std::int32_t k) { logged.push_back(k); });
+    check(dst, logged, "one run");
+    // The same elements as a column of runs: the element range cut at
+    // random points into runs, stored with a gap of 5 after each, sources
+    // in place; w = 2 reads pairs (complex elements) when len is even.
+    for (int w : {1, 2}) {
+      if (len % w) continue;
+      std::vector<run> runs;
+      std::vector<std::int32_t> gapped_at;  // the component offset of element k in the gapped column
+      for (std::int32_t e = 0, loc = 0; e < len / w;) {
+        const std::int32_t n = std::min<std::int32_t>(len / w - e, 1 + std::int32_t(g() % 13));
+        runs.push_back({loc, e, n});
+        for (std::int32_t j = 0; j < n * w; ++j) gapped_at.push_back((loc * w) + j);
+        e += n;
+        loc += n + 5;
+      }
+      for (detail::simd_isa isa : isas) {
+        const std::size_t size = gapped_at.empty() ? 1 : std::size_t(gapped_at.back()) + 2;
+        std::vector<T> col(size, T(-3));
+        for (int k = 0; k < len; ++k) col[std::size_t(gapped_at[std::size_t(k)])] = before[std::size_t(k)];
+        std::vector<std::int64_t> at;
+        std::vector<T> values;
+        detail::add_runs_exact(isa, col.data(), src.data(), runs.data(), runs.size(), w, [&](std::int64_t i, T v) {
+          at.push_back(i);
+          values.push_back(v);
+        });
+        const std::string what = std::string(isa == detail::simd_isa::avx2 ? "avx2" : "baseline") +
+                                 " column of " + std::to_string(runs.size()) + " runs, w " + std::to_string(w);
+        std::vector<T> got(std::size_t(len) + 1, T(7));
+        for (int k = 0; k < len; ++k) got[std::size_t(k)] = col[std::size_t(gapped_at[std::size_t(k)])];
+        std::vector<std::int32_t> logged_k;
+        for (std::size_t q = 0; q < at.size(); ++q) {
+          const auto k = std::int32_t(std::find(gapped_at.begin(), gapped_at.end(), std::int32_t(at[q])) - gapped_at.begin());
+          ASSERT_LT(k, len) << what << ": logged offset " << at[q] << " is in a gap";
+          ASSERT_EQ(std::bit_cast<bits>(values[q]), std::bit_cast<bits>(src[std::size_t(k)])) << what;
+          logged_k.push_back(k);
+        }
+        check(got, logged_k, what);
+        for (std::size_t i = 0; i < col.size(); ++i) {
+          if (std::find(gapped_at.begin(), gapped_at.end(), std::int32_t(i)) == gapped_at.end()) {
+            ASSERT_EQ(col[i], T(-3)) << what << ": gap " << i << " written";
+          }
+        }
+      }
+    }
   }
   EXPECT_GT(exact_seen, 1000);
   EXPECT_GT(logged_seen, 1000);
@@ -224,6 +288,44 @@ void run_adds_where_exact() {
 
 TEST(Accumulator, RunsAddWhereExactAndLogTheRestDouble) { run_adds_where_exact<double>(); }
 TEST(Accumulator, RunsAddWhereExactAndLogTheRestFloat) { run_adds_where_exact<float>(); }
+
+// The plain sums of a column of runs: every build gives the bits of
+// element-by-element IEEE addition (no width-dependent rounding, no FMA).
+template <class T>
+void runs_add_like_scalar() {
+  std::mt19937_64 g(5);
+  struct run {
+    std::int32_t loc, pos, len;
+  };
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<run> runs;
+    std::int32_t loc = std::int32_t(g() % 3), pos = 0;
+    for (int r = 0, nr = 1 + int(g() % 9); r < nr; ++r) {
+      const auto n = 1 + std::int32_t(g() % 37);
+      runs.push_back({loc, pos, n});
+      loc += n + std::int32_t(g() % 4);
+      pos += n + std::int32_t(g() % 3);
+    }
+    std::vector<T> src(static_cast<std::size_t>(pos)), start(static_cast<std::size_t>(loc) + 1);
+    for (auto& x : src) x = T(spread(g, -6, 6));
+    for (auto& x : start) x = T(spread(g, -6, 6));
+    std::vector<T> want = start;
+    for (const run& r : runs)
+      for (std::int32_t k = 0; k < r.len; ++k) {
+        volatile T sum = want[std::size_t(r.loc + k)] + src[std::size_t(r.pos + k)];  // one rounding, as in C
+        want[std::size_t(r.loc + k)] = sum;
+      }
+    for (detail::simd_isa isa : runnable_isas()) {
+      std::vector<T> got = start;
+      detail::add_runs(isa, got.data(), src.data(), runs.data(), runs.size());
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)), 0)
+          << (isa == detail::simd_isa::avx2 ? "avx2" : "baseline") << ", trial " << trial;
+    }
+  }
+}
+
+TEST(Accumulator, PlainRunsAddElementByElementDouble) { runs_add_like_scalar<double>(); }
+TEST(Accumulator, PlainRunsAddElementByElementFloat) { runs_add_like_scalar<float>(); }
 
 // ---- the matrix -------------------------------------------------------------------
 
@@ -407,8 +509,10 @@ void identical_files(const char* type) {
   // For cm_repro_compare: the same bytes from every P and node size.
   if (rank_me() == 0) {
     const char* ns = std::getenv("ACCRETE_NODE_SIZE");
+    const char* simd = std::getenv("ACCRETE_SIMD");  // the kernels' build (src/assembly/simd.hpp)
     const std::string path = saved_path(std::string("cm_repro_") + type + "_np" + std::to_string(rank_n()) +
-                                        "_node" + (ns ? ns : "0") + ".bin");
+                                        "_node" + (ns ? ns : "0") + (simd ? std::string("_simd_") + simd : "") +
+                                        ".bin");
     std::ofstream(path, std::ios::binary).write(first.data(), std::streamsize(first.size()));
   }
 }

@@ -91,6 +91,38 @@ void prefetch_lines(const float* first, int32_t len) {
     __builtin_prefetch(reinterpret_cast<const void*>(a), 1, 3);
 }
 
+// The adds of one target column, one call per column and built for AVX2
+// as well (GCC picks the build when the program loads): the same technique
+// as accrete's kernels (src/assembly/simd.hpp), for the same reason: the
+// fewer instructions a run costs, the more of the runs' misses the core
+// keeps in flight.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define BASELINE_CLONES __attribute__((target_clones("avx2", "default"), noinline))
+#else
+#define BASELINE_CLONES
+#endif
+// col[r.l0 + x] += src[r.i0 + x] for each run r.
+BASELINE_CLONES void add_column(float* __restrict col, const float* __restrict src, const row_run* runs,
+                                std::size_t nruns) {
+  for (std::size_t k = 0; k < nruns; ++k) {
+    const float* s = src + runs[k].i0;
+    float* d = col + runs[k].l0;
+    for (int32_t x = 0; x < runs[k].len; ++x) d[x] += s[x];
+  }
+}
+// col[l0 + x] += the next values of w, for the (l0, len) pairs of runs;
+// returns the end of the values read.
+BASELINE_CLONES const int32_t* add_column_words(float* __restrict col, const int32_t* runs, int32_t nruns,
+                                                const int32_t* __restrict w) {
+  for (int32_t r = 0; r < nruns; ++r) {
+    float* d = col + runs[2 * r];
+    const int32_t len = runs[2 * r + 1];
+    for (int32_t x = 0; x < len; ++x) d[x] += std::bit_cast<float>(w[x]);
+    w += len;
+  }
+  return w;
+}
+
 // Adds the (tr, tc) part of B straight into dst (the owner's storage layout).
 void add_part(const pattern& pat, int tr, int tc, const float* B, int64_t n, float* dst, int64_t ld) {
   const auto& cols = pat.cols[static_cast<std::size_t>(tc)];
@@ -101,13 +133,7 @@ void add_part(const pattern& pat, int tr, int tc, const float* B, int64_t n, flo
       const float* ahead = dst + static_cast<int64_t>(cols[k + prefetch_columns].lc) * ld;
       for (const row_run& r : runs) prefetch_lines(ahead + r.l0, r.len);
     }
-    const float* src = B + static_cast<int64_t>(c.j) * n;
-    float* col = dst + static_cast<int64_t>(c.lc) * ld;
-    for (const row_run& r : runs) {
-      const float* s = src + r.i0;
-      float* d = col + r.l0;
-      for (int32_t x = 0; x < r.len; ++x) d[x] += s[x];
-    }
+    add_column(dst + static_cast<int64_t>(c.lc) * ld, B + static_cast<int64_t>(c.j) * n, runs.data(), runs.size());
   }
 }
 
@@ -331,7 +357,6 @@ struct raw_words {
   int32_t* data() { return p.get(); }
 };
 
-float float_of(int32_t w) { return std::bit_cast<float>(w); }
 
 int64_t segment_words(const pattern& pat, int tr, int tc) {
   const auto nruns = static_cast<int64_t>(pat.runs[static_cast<std::size_t>(tr)].size());
@@ -366,12 +391,7 @@ void apply_segments(const int32_t* w, const int32_t* end, float* local, int64_t 
         const float* ahead = local + static_cast<int64_t>(cols[c + static_cast<int32_t>(prefetch_columns)]) * ld;
         for (int32_t r = 0; r < nruns; ++r) prefetch_lines(ahead + runs[2 * r], runs[2 * r + 1]);
       }
-      for (int32_t r = 0; r < nruns; ++r) {
-        float* d = col + runs[2 * r];
-        const int32_t len = runs[2 * r + 1];
-        for (int32_t x = 0; x < len; ++x) d[x] += float_of(w[x]);
-        w += len;
-      }
+      w = add_column_words(col, runs, nruns, w);
     }
   }
 }
@@ -567,13 +587,12 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
           uint32_t* lk = locks + stripe * (64 / sizeof(uint32_t));
           spin_lock(lk);
           for (std::size_t c = c0; c < c1; ++c) {
-            const float* src = up.B.data() + static_cast<int64_t>(cols[c].j) * n;
-            float* col = data + static_cast<int64_t>(cols[c].lc) * lds[q];
-            for (const row_run& r : runs) {
-              const float* s = src + r.i0;
-              float* d = col + r.l0;
-              for (int32_t x = 0; x < r.len; ++x) d[x] += s[x];
+            if (c + prefetch_columns < cols.size()) {
+              const float* ahead = data + static_cast<int64_t>(cols[c + prefetch_columns].lc) * lds[q];
+              for (const row_run& r : runs) prefetch_lines(ahead + r.l0, r.len);
             }
+            add_column(data + static_cast<int64_t>(cols[c].lc) * lds[q], up.B.data() + static_cast<int64_t>(cols[c].j) * n,
+                       runs.data(), runs.size());
           }
           spin_unlock(lk);
           c0 = c1;

@@ -2,6 +2,7 @@
 // whole-array collectives, and the explicit instantiations.
 #include "accrete/array/dist_array.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "accrete/collectives.hpp"
 #include "accrete/error.hpp"
 #include "array/array_core.hpp"
+#include "assembly/simd.hpp"
 
 namespace accrete {
 namespace detail {
@@ -28,17 +30,20 @@ void copy_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int
   for (std::int64_t k = 0; k < n; ++k) d[k * di] = a * s[k * si];
 }
 
-// Contiguous adds are the node-local acc: built for AVX2 as well when the
-// compiler can dispatch on the CPU (the baseline x86-64 build has SSE2 only).
-// Not the engine's add_run (assembly/kernels.hpp): there runs are short and
-// inlined in the packet loop, where a dispatched call is unmeasured; here a
-// run is a whole patch column behind a function pointer already.
+// Contiguous adds are the node-local acc: the assembly kernels' column add
+// (src/assembly/simd.hpp: AVX2 where the CPU has it), one run per call.
 template <class T>
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void add_run(T* __restrict d, const T* __restrict s, std::int64_t n) {
-  for (std::int64_t k = 0; k < n; ++k) d[k] += s[k];
+void add_run(T* d, const T* s, std::int64_t n) {
+  using R = real_t<T>;
+  struct run {
+    std::int32_t loc, pos, len;
+  };
+  constexpr std::int64_t chunk = std::int64_t{1} << 29;  // a run of components is 32-bit
+  const simd_isa isa = simd_level();
+  for (std::int64_t k = 0; k < n; k += chunk) {
+    const run one{0, 0, std::int32_t(std::min(chunk, n - k))};
+    add_runs(isa, reinterpret_cast<R*>(d + k), reinterpret_cast<const R*>(s + k), &one, 1, width<T>);
+  }
 }
 
 template <class T>

@@ -17,6 +17,7 @@
 #include "assembly/common.hpp"
 #include "assembly/exchange.hpp"
 #include "assembly/repro.hpp"
+#include "assembly/simd.hpp"
 
 namespace accrete::detail {
 
@@ -40,24 +41,6 @@ inline void make_runs(const std::int32_t* loc, const std::int32_t* pos, std::int
   }
 }
 
-// The real type under an element type: sums of complex numbers are sums of
-// their components, so reproducible assembly runs on the components
-// (`width` of them per element, contiguous as std::complex guarantees).
-template <class T>
-struct real_of {
-  using type = T;
-};
-template <class R>
-struct real_of<std::complex<R>> {
-  using type = R;
-};
-template <class T>
-using real_t = typename real_of<T>::type;
-template <class T>
-constexpr int width = int(sizeof(T) / sizeof(real_t<T>));
-template <class T>
-constexpr bool exact_capable = std::is_same_v<real_t<T>, float> || std::is_same_v<real_t<T>, double>;
-
 // Software prefetch (for writing) of every cache line the runs of one
 // target column cover. The runs of an update land scattered over a
 // column's pages, where the hardware prefetchers do not follow them: each
@@ -76,6 +59,15 @@ inline void prefetch_runs(const T* col, const std::vector<index_run>& runs) {
 template <class T>
 inline void add_run(T* __restrict dst, const T* __restrict src, std::int32_t len) {
   for (std::int32_t k = 0; k < len; ++k) dst[k] += src[k];
+}
+
+// dst[ru.loc + k] += src[ru.pos + k] over one target column's runs, one
+// call for the column (src/assembly/simd.hpp); complex elements as their
+// components.
+template <class T>
+inline void add_column(simd_isa isa, T* dst, const T* src, const std::vector<index_run>& runs) {
+  add_runs(isa, reinterpret_cast<real_t<T>*>(dst), reinterpret_cast<const real_t<T>*>(src), runs.data(), runs.size(),
+           width<T>);
 }
 
 // merge_op::max and min: associative and commutative on every value, so
@@ -210,6 +202,7 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
   T* data = reinterpret_cast<T*>(e.storage());
   const std::int64_t lld = e.shape().lld;
   const T* vals = reinterpret_cast<const T*>(v.values);
+  const simd_isa isa = simd_level();
   if constexpr (exact_capable<T>) {
     if (e.shape().reproducible) {
       // Add where exact, log the rest (src/assembly/repro.hpp), component
@@ -222,14 +215,10 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
       spilled.clear();
       e.with_stripes(e.shape().my_part, v.lcol, v.nc, [&](std::int32_t c0, std::int32_t c1) {
         for (std::int32_t c = c0; c < c1; ++c) {
-          const std::int64_t col = std::int64_t(v.lcol[c]) * lld;
+          const std::int64_t col = std::int64_t(v.lcol[c]) * lld * w;
           if (c + prefetch_columns < v.nc) prefetch_runs(data + std::int64_t(v.lcol[c + prefetch_columns]) * lld, runs);
-          for (auto& ru : runs) {
-            const std::int64_t at = (col + v.lrow[ru.first]) * w;
-            const R* from = rvals + (std::int64_t(c) * v.nr + ru.first) * w;
-            add_run_exact(rdata + at, from, ru.len * w,
-                          [&](std::int32_t k) { spilled.push_back({at + k, double(from[k])}); });
-          }
+          add_runs_exact(isa, rdata + col, rvals + std::int64_t(c) * v.nr * w, runs.data(), runs.size(), w,
+                         [&](std::int64_t at, R x) { spilled.push_back({col + at, double(x)}); });
         }
       });
       if (!spilled.empty()) e.log_spills(spilled);
@@ -242,7 +231,7 @@ void apply_packet(assembly_engine& e, const packet_view& v) {
       const T* src = vals + std::int64_t(c) * v.nr;
       if (c + prefetch_columns < v.nc) prefetch_runs(data + std::int64_t(v.lcol[c + prefetch_columns]) * lld, runs);
       if (e.shape().merge == merge_op::sum)  // decided per column: the add loop stays tight
-        for (auto& ru : runs) add_run(dst + ru.loc, src + ru.pos, ru.len);
+        add_column(isa, dst, src, runs);
       else
         for (auto& ru : runs) merge_run(e.shape(), dst + ru.loc, src + ru.pos, ru.len);
     }
@@ -328,6 +317,7 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
   ACCRETE_THREAD_LOCAL std::vector<spilled_one> spilled;
   spilled.clear();
   const bool exact = exact_capable<T> && shape_.reproducible;
+  const simd_isa isa = simd_level();
   // Adds the piece for `target` into its storage `peer`; false if an
   // atomic piece found a stripe busy and `wait` is false.
   auto store = [&](int target, std::byte* peer, bool wait) {
@@ -345,22 +335,26 @@ void assembly_engine::update(const T* block, std::int64_t ld, std::span<const st
               prefetch_runs(data + std::int64_t(p.cloc[c + prefetch_columns]) * tld, runs);
             if constexpr (exact_capable<T>) {
               if (exact) {
-                // len elements from local row lrow0 of column p.cloc[c].
-                auto add = [&](std::int32_t lrow0, const T* from, std::int32_t len) {
-                  const R* rf = reinterpret_cast<const R*>(from);
-                  add_run_exact(reinterpret_cast<R*>(dst + lrow0), rf, len * w, [&](std::int32_t k) {
-                    spilled.push_back({target, lrow0 + k / w, p.cloc[c], k % w, rf[k]});
-                  });
+                // i: the component's offset in the column.
+                auto spill = [&](std::int64_t i, R x) {
+                  spilled.push_back({target, std::int32_t(i / w), p.cloc[c], std::int32_t(i % w), x});
                 };
-                if (colmaj)
-                  for (auto& ru : runs) add(p.rloc[ru.first], src + p.rpos[ru.first], ru.len);
-                else
-                  for (std::int32_t r = 0; r < p.nr; ++r) add(p.rloc[r], &src[std::int64_t(p.rpos[r]) * rs], 1);
+                R* rdst = reinterpret_cast<R*>(dst);
+                if (colmaj) {
+                  add_runs_exact(isa, rdst, reinterpret_cast<const R*>(src), runs.data(), runs.size(), w, spill);
+                } else {
+                  for (std::int32_t r = 0; r < p.nr; ++r) {
+                    const R* from = reinterpret_cast<const R*>(&src[std::int64_t(p.rpos[r]) * rs]);
+                    for (std::int32_t k = 0; k < w; ++k)
+                      if (!add_if_exact(rdst[std::int64_t(p.rloc[r]) * w + k], from[k]))
+                        spill(std::int64_t(p.rloc[r]) * w + k, from[k]);
+                  }
+                }
                 continue;
               }
             }
             if (colmaj && shape_.merge == merge_op::sum) {  // decided per column: the add loop stays tight
-              for (auto& ru : runs) add_run(dst + ru.loc, src + ru.pos, ru.len);
+              add_column(isa, dst, src, runs);
             } else if (colmaj) {
               for (auto& ru : runs) merge_run(shape_, dst + ru.loc, src + ru.pos, ru.len);
             } else {

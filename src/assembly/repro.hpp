@@ -10,16 +10,14 @@
 // is round(exact sum of all contributions) whichever contributions were
 // added and which logged, that is whatever the order, P, grid or threads.
 // Where sums are mostly exact (integers, fixed-point data) the log stays
-// small and the cost is a vectorised check next to the add.
+// small and the cost is a vectorised check next to the add
+// (src/assembly/simd.hpp, add_runs_exact).
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace accrete::detail {
 
@@ -35,61 +33,6 @@ inline bool add_if_exact(T& dst, T src) noexcept {
   if ((std::bit_cast<bits>((a - (s - bb)) + (src - bb)) << 1) != 0) return false;
   dst = s;
   return true;
-}
-
-/// Adds src into dst from the first element on while each sum is exact in
-/// T (add_if_exact); returns how many elements it added (len when every
-/// sum is exact). One pass, 16 bytes at a time with SSE2: a group's sums
-/// are stored only when all of them are exact, else the group is redone
-/// element by element. Checking the whole run first and adding it in a
-/// second pass cost more at P = 4 (bench/hessian/README.md, "Reproducible
-/// assembly"). Kept out of line: inlined into the callers' lambdas, the
-/// loops stopped vectorising and ran 2-3x slower.
-template <class T>
-[[gnu::noinline]] std::int32_t add_exact_prefix(T* __restrict dst, const T* __restrict src, std::int32_t len) noexcept {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-  std::int32_t k = 0;
-#if defined(__SSE2__)
-  const __m128i zero = _mm_setzero_si128();
-  // (err bits << 1) == 0 in every 32-bit lane: for double, both halves.
-  auto exact = [&](__m128i err_bits) {
-    const __m128i m = sizeof(T) == 4 ? _mm_slli_epi32(err_bits, 1) : _mm_slli_epi64(err_bits, 1);
-    return _mm_movemask_epi8(_mm_cmpeq_epi32(m, zero)) == 0xffff;
-  };
-  if constexpr (std::is_same_v<T, float>) {
-    for (; k + 4 <= len; k += 4) {
-      const __m128 a = _mm_loadu_ps(dst + k), b = _mm_loadu_ps(src + k);
-      const __m128 s = _mm_add_ps(a, b), bb = _mm_sub_ps(s, a);
-      if (!exact(_mm_castps_si128(_mm_add_ps(_mm_sub_ps(a, _mm_sub_ps(s, bb)), _mm_sub_ps(b, bb))))) break;
-      _mm_storeu_ps(dst + k, s);
-    }
-  } else {
-    for (; k + 2 <= len; k += 2) {
-      const __m128d a = _mm_loadu_pd(dst + k), b = _mm_loadu_pd(src + k);
-      const __m128d s = _mm_add_pd(a, b), bb = _mm_sub_pd(s, a);
-      if (!exact(_mm_castpd_si128(_mm_add_pd(_mm_sub_pd(a, _mm_sub_pd(s, bb)), _mm_sub_pd(b, bb))))) break;
-      _mm_storeu_pd(dst + k, s);
-    }
-  }
-#endif
-  for (; k < len; ++k)
-    if (!add_if_exact(dst[k], src[k])) return k;
-  return len;
-}
-
-/// dst[k] += src[k] for the k whose sum is exact in T; calls spill(k) for
-/// the others (dst[k] keeps its value). Runs of one or two (one real or
-/// complex entry: the sparse kernels call this per entry) are checked
-/// inline; the call to add_exact_prefix cost the sparse matrix's
-/// reproducible later rounds more than the adds.
-template <class T, class Spill>
-inline void add_run_exact(T* __restrict dst, const T* __restrict src, std::int32_t len, Spill&& spill) {
-  if (len <= 2) {
-    for (std::int32_t k = 0; k < len; ++k)
-      if (!add_if_exact(dst[k], src[k])) spill(k);
-    return;
-  }
-  for (std::int32_t k = 0; (k += add_exact_prefix(dst + k, src + k, len - k)) < len; ++k) spill(k);
 }
 
 /// An exact sum of doubles: every finite double is an integer mantissa m

@@ -426,7 +426,8 @@ class shared_block {
   shared_block(shared_block&& o) noexcept;
   shared_block& operator=(shared_block&& o) noexcept;
   ~shared_block();
-  /// This process's slice.
+  /// This process's slice; every slice starts on a 64-byte boundary (in
+  /// every process's view of it).
   std::byte* local() const noexcept { return local_; }
   std::size_t local_bytes() const noexcept { return bytes_; }
   /// A node peer's slice (nullptr if `rank` is not node-local).
@@ -482,6 +483,11 @@ class shared_block {
   std::size_t bytes_ = 0;
   windows* wins_ = nullptr;
   std::byte** peers_ = nullptr;  // indexed by world rank; nullptr if remote
+  // Per world rank: where its slice starts past its window's base (0..63),
+  // so that every slice starts on a cache line; added to the displacements
+  // of one-sided operations.
+  std::uint8_t* pads_ = nullptr;
+  std::size_t disp(int rank, std::size_t offset) const noexcept { return offset + pads_[rank]; }
 };
 
 }  // namespace accrete::detail

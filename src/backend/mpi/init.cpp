@@ -16,6 +16,7 @@
 #include "accrete/error.hpp"
 #include "accrete/progress.hpp"
 #include "accrete/runtime.hpp"
+#include "assembly/simd.hpp"
 #include "backend/mpi/state.hpp"
 #include "backend/mpi/type_cache.hpp"
 
@@ -161,6 +162,7 @@ void backend_init(const init_options& opts) {
     (void)env_seconds("ACCRETE_COMMIT_TIMEOUT");
     (void)env_seconds("ACCRETE_COLLECTIVE_TIMEOUT");
     (void)noncontig_method_from_env();
+    (void)simd_isa_from_env();
     check_segment_fits(seg_source, opts.segment_size.has_value());
   } catch (...) {
     for (MPI_Comm* c : {&st.node, &st.am, &st.world})
