@@ -196,9 +196,7 @@ void run_adds_where_exact() {
     }
   };
   using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  struct run {
-    std::int32_t loc, pos, len;
-  };
+  using run = detail::simd_run;
   const auto isas = runnable_isas();
   std::int64_t exact_seen = 0, logged_seen = 0;
   for (int trial = 0; trial < 6000; ++trial) {
@@ -294,9 +292,7 @@ TEST(Accumulator, RunsAddWhereExactAndLogTheRestFloat) { run_adds_where_exact<fl
 template <class T>
 void runs_add_like_scalar() {
   std::mt19937_64 g(5);
-  struct run {
-    std::int32_t loc, pos, len;
-  };
+  using run = detail::simd_run;
   for (int trial = 0; trial < 500; ++trial) {
     std::vector<run> runs;
     std::int32_t loc = std::int32_t(g() % 3), pos = 0;

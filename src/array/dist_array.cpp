@@ -35,13 +35,10 @@ void copy_kernel(std::byte* dst, std::int64_t di, const std::byte* src, std::int
 template <class T>
 void add_run(T* d, const T* s, std::int64_t n) {
   using R = real_t<T>;
-  struct run {
-    std::int32_t loc, pos, len;
-  };
   constexpr std::int64_t chunk = std::int64_t{1} << 29;  // a run of components is 32-bit
   const simd_isa isa = simd_level();
   for (std::int64_t k = 0; k < n; k += chunk) {
-    const run one{0, 0, std::int32_t(std::min(chunk, n - k))};
+    const simd_run one{0, 0, std::int32_t(std::min(chunk, n - k))};
     add_runs(isa, reinterpret_cast<R*>(d + k), reinterpret_cast<const R*>(s + k), &one, 1, width<T>);
   }
 }

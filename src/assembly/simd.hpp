@@ -57,6 +57,12 @@ simd_isa simd_isa_from_env();
 #define ACCRETE_SIMD_AVX2 1
 #endif
 
+/// A run for callers with no index_run of their own (src/assembly/kernels.hpp):
+/// `len` elements from element `loc` of the target and `pos` of the source.
+struct simd_run {
+  std::int32_t loc, pos, len;
+};
+
 // dst[ru.loc * w + k] += src[ru.pos * w + k], k < ru.len * w, for each run
 // (w components per element: complex sums are sums of the components).
 template <class R, class Run>
@@ -170,9 +176,7 @@ inline void add_run_exact(T* __restrict dst, const T* __restrict src, std::int32
       if (!add_if_exact(dst[k], src[k])) spill(k);
     return;
   }
-  struct run {
-    std::int32_t loc, pos, len;
-  } one{0, 0, len};
+  const simd_run one{0, 0, len};
   add_runs_exact(simd_level(), dst, src, &one, 1, 1, [&](std::int64_t k, T) { spill(std::int32_t(k)); });
 }
 
