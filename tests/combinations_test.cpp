@@ -47,15 +47,14 @@ V pick_of(rng& g, std::initializer_list<V> vs) {
 }
 
 template <class T>
-struct real_of {
-  using type = T;
-};
+constexpr bool is_complex = false;
 template <class R>
-struct real_of<std::complex<R>> {
-  using type = R;
-};
+constexpr bool is_complex<std::complex<R>> = true;
+// The real type under a floating-point element type.
 template <class T>
-constexpr bool is_complex = !std::is_same_v<T, typename real_of<T>::type>;
+struct real_of {
+  using type = decltype(std::real(T{}));
+};
 template <class T>
 constexpr int parts_of = is_complex<T> ? 2 : 1;
 

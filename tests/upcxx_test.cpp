@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -367,6 +368,37 @@ TEST(Upcxx, AtomicDomain) {
   upcxx::barrier();
   ad.destroy();
   if (upcxx::rank_me() == 0) upcxx::delete_(c0);
+}
+
+// 13: mul and fetch_mul, on integers and on floating point, with every
+// completion form.
+TEST(Upcxx, AtomicDomainMultiplies) {
+  using upcxx::atomic_op;
+  upcxx::atomic_domain<std::int64_t> ai({atomic_op::mul, atomic_op::fetch_mul, atomic_op::load});
+  upcxx::atomic_domain<double> ad({atomic_op::mul, atomic_op::fetch_mul, atomic_op::load});
+  auto ci = upcxx::broadcast(upcxx::rank_me() == 0 ? upcxx::new_<std::int64_t>(1) : nullptr, 0).wait();
+  auto cd = upcxx::broadcast(upcxx::rank_me() == 0 ? upcxx::new_<double>(1.0) : nullptr, 0).wait();
+  const int n = upcxx::rank_n();
+  ai.mul(ci, 3, std::memory_order_relaxed).wait();
+  upcxx::promise<> p;
+  ad.mul(cd, 0.5, std::memory_order_relaxed, upcxx::operation_cx::as_promise(p));
+  p.finalize().wait();
+  const double seen = ad.fetch_mul(cd, 4.0, std::memory_order_relaxed).wait();
+  int e = 0;
+  EXPECT_EQ(std::frexp(seen, &e), 0.5) << seen << " is not a product of the factors 0.5 and 4";
+  upcxx::barrier();
+  std::int64_t three_n = 1;
+  for (int r = 0; r < n; ++r) three_n *= 3;
+  EXPECT_EQ(ai.load(ci, std::memory_order_relaxed).wait(), three_n);
+  EXPECT_EQ(ad.load(cd, std::memory_order_relaxed).wait(), std::ldexp(1.0, n));  // (0.5 * 4)^n
+  EXPECT_EQ(ai.fetch_mul(ci, 1, std::memory_order_relaxed).wait(), three_n);
+  upcxx::barrier();
+  ai.destroy();
+  ad.destroy();
+  if (upcxx::rank_me() == 0) {
+    upcxx::delete_(ci);
+    upcxx::delete_(cd);
+  }
 }
 
 // 10: internal progress moves data but runs no RPC body.

@@ -10,10 +10,14 @@
 // they come from — but not with respect to rput/rget or direct load/store of
 // the same object. compare_exchange on float/double compares bit patterns.
 // float/double operations all work on the bits (unsigned integers of the
-// same width): add, min and max are compare-and-swap loops, at least two
+// same width): add, mul, min and max are compare-and-swap loops, at least two
 // round trips, each retry issued at the caller's user-level progress (any
 // wait() makes it); one caller's float operations on one object go one at
-// a time, each starting from the value the one before it left.
+// a time, each starting from the value the one before it left. mul on
+// integers is MPI_PROD. Where Open MPI 4's osc/rdma serves the window
+// (the program initialized MPI with it in, and the world spans nodes), the
+// operations that are 64-bit compare-and-swaps throw accrete::error naming
+// the remedy: osc/rdma crashes on them (docs/semantics.md).
 //
 // Completion: each call issues its operation and returns; the operation
 // completes at the target during a later internal progress (which flushes
@@ -145,6 +149,13 @@ class atomic_domain {
   future<> sub(global_ptr<T> p, T v, order = seq) { return apply(p, op::add, negate(v), "sub"); }
   void sub(global_ptr<T> p, T v, promise<>& done, order = seq) { apply(p, op::add, negate(v), done, "sub"); }
   ///@}
+  /// Multiplies by v (wrapping for unsigned T; on float and double a
+  /// compare-and-swap loop, as add).
+  ///@{
+  future<T> fetch_mul(global_ptr<T> p, T v, order = seq) { return fetch(p, op::mul, v, "fetch_mul"); }
+  future<> mul(global_ptr<T> p, T v, order = seq) { return apply(p, op::mul, v, "mul"); }
+  void mul(global_ptr<T> p, T v, promise<>& done, order = seq) { apply(p, op::mul, v, done, "mul"); }
+  ///@}
   /// Sets the value to min(old, v) or max(old, v).
   ///@{
   future<T> fetch_min(global_ptr<T> p, T v, order = seq) { return fetch(p, op::min, v, "fetch_min"); }
@@ -176,7 +187,7 @@ class atomic_domain {
   /// If the value at p equals `expected`, sets it to `desired`. Returns the
   /// previous value (equal to `expected` exactly when the swap happened).
   future<T> compare_exchange(global_ptr<T> p, T expected, T desired, order = seq) {
-    check(p, "compare_exchange");
+    check(p, "compare_exchange", op::replace, true);
     auto* r = new fetched;
     future<T> f = r->done.get_future();
     detail::atomic_compare_swap(p.where(), p.offset(), detail::scalar_type_of<T>(), &expected, &desired, &r->old,
@@ -205,7 +216,7 @@ class atomic_domain {
     else
       return -v;
   }
-  void check(global_ptr<T> p, const char* what) const {
+  void check(global_ptr<T> p, const char* what, detail::atomic_op o, bool compare_swap = false) const {
     if (!live_)
       throw error(std::string("accrete::atomic_domain::") + what +
                   ": the domain is not active (destroyed, moved from or default-constructed)");
@@ -214,22 +225,23 @@ class atomic_domain {
     if (p.offset() % sizeof(T) != 0)
       throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": offset " + std::to_string(p.offset()) +
                            " is not aligned to " + std::to_string(sizeof(T)) + " bytes");
+    detail::atomic_check(detail::scalar_type_of<T>(), o, compare_swap);
   }
   future<T> fetch(global_ptr<T> p, detail::atomic_op o, T v, const char* what) {
-    check(p, what);
+    check(p, what, o);
     auto* r = new fetched;
     future<T> f = r->done.get_future();
     detail::atomic_fetch_op(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v, &r->old, [r] { r->finish(); });
     return f;
   }
   future<> apply(global_ptr<T> p, detail::atomic_op o, T v, const char* what) {
-    check(p, what);
+    check(p, what, o);
     auto [f, s] = detail::pending_op();
     detail::atomic_accumulate(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v, s);
     return f;
   }
   void apply(global_ptr<T> p, detail::atomic_op o, T v, promise<>& done, const char* what) {
-    check(p, what);
+    check(p, what, o);
     done.require_anonymous(1);
     detail::atomic_accumulate(p.where(), p.offset(), detail::scalar_type_of<T>(), o, &v,
                               detail::promise_access::state(done));

@@ -1244,8 +1244,6 @@ class atomic_domain {
   /// Collective over tm: the operations this domain will perform.
   explicit atomic_domain(std::vector<atomic_op> const& ops, const team& tm = world()) : d_(tm) {
     for (atomic_op o : ops) allowed_ |= bit(o);
-    if ((allowed_ & (bit(atomic_op::mul) | bit(atomic_op::fetch_mul))) != 0)
-      throw accrete::error("upcxx::atomic_domain: atomic_op::mul and fetch_mul are not supported");
   }
   /// An inactive domain (not collective; may precede init()): it performs
   /// no operations until an active one is moved into it.
@@ -1338,6 +1336,16 @@ class atomic_domain {
   auto fetch_dec(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::fetch_dec);
     return detail::deliver(d_.fetch_sub(p, T(1), o), cxs);
+  }
+  template <class Cxs = Default>
+  auto mul(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::mul);
+    return plain(cxs, [&] { return d_.mul(p, v, o); }, [&](promise<>& pr) { d_.mul(p, v, pr, o); });
+  }
+  template <class Cxs = Default>
+  auto fetch_mul(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
+    use(atomic_op::fetch_mul);
+    return detail::deliver(d_.fetch_mul(p, v, o), cxs);
   }
   template <class Cxs = Default>
   auto min(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {

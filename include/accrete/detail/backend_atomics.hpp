@@ -30,6 +30,12 @@ void atomics_release();
 // until completion. Operations in flight together are not relied on to be
 // ordered (Open MPI over TCP reorders one origin's MPI_Fetch_and_op).
 
+/// Throws accrete::error, naming the cause and the remedy, if the operation
+/// (`op` on t, or a compare-and-swap) would crash this run's MPI: Open MPI
+/// 4's osc/rdma on a 64-bit compare-and-swap (src/backend/mpi/init.cpp).
+/// Called before an operation is issued, so nothing is left behind.
+void atomic_check(atomic_type t, atomic_op op, bool compare_swap);
+
 /// *result = old value at (rank, offset); the target becomes `op(old, *operand)`.
 void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand, void* result,
                      completion done);

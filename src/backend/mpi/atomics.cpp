@@ -51,6 +51,20 @@ void atomics_release() {
 }
 
 namespace {
+bool float_loop(atomic_type t, atomic_op op);
+}  // namespace
+
+void atomic_check(atomic_type t, atomic_op op, bool compare_swap) {
+  if (!st.cas64_crashes || scalar_bytes(t) != 8 || !(compare_swap || float_loop(t, op))) return;
+  throw error(
+      "accrete::atomic_domain: this operation is a 64-bit compare-and-swap (compare_exchange of a 64-bit value; "
+      "add, sub, mul, min or max of a double), which crashes Open MPI 4's one-sided component osc/rdma "
+      "(open-mpi/ompi#7967), and osc/rdma serves this run's window across nodes. Leave it out: "
+      "OMPI_MCA_osc=^rdma in the environment (mpiexec --mca osc ^rdma); accrete does so itself when it is the "
+      "one that initializes MPI");
+}
+
+namespace {
 // A copy of an operand that lives until the operation's flush.
 const void* keep(const void* operand, atomic_type t) {
   auto& slot = st.atomic_operands.emplace_back();
@@ -60,7 +74,7 @@ const void* keep(const void* operand, atomic_type t) {
 }  // namespace
 
 namespace {
-// Floating-point read-modify-writes (add, min, max) are compare-and-swap
+// Floating-point read-modify-writes (add, mul, min, max) are compare-and-swap
 // loops on the value's bits, and every other float operation uses the
 // unsigned integer type of the same width too. Two reasons. Open MPI
 // 4.1's osc/ucx, which serves the world window of the mixed layout
@@ -85,6 +99,8 @@ U combine_bits(atomic_op op, U old_bits, U operand_bits) {
   F r = a;
   if (op == atomic_op::add)
     r = a + b;
+  else if (op == atomic_op::mul)
+    r = a * b;
   else if (op == atomic_op::min)
     r = b < a ? b : a;
   else if (op == atomic_op::max)
@@ -206,7 +222,7 @@ std::shared_ptr<float_rmw> float_op(int rank, std::uint64_t offset, atomic_type 
 
 bool float_loop(atomic_type t, atomic_op op) {
   return (t == atomic_type::f32 || t == atomic_type::f64) &&
-         (op == atomic_op::add || op == atomic_op::min || op == atomic_op::max);
+         (op == atomic_op::add || op == atomic_op::mul || op == atomic_op::min || op == atomic_op::max);
 }
 }  // namespace
 

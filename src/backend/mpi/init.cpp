@@ -5,6 +5,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -64,6 +65,39 @@ void check_segment_fits(const std::string& source, bool from_option) {
                : "accrete::init: " + source + " does not fit the shared memory of another node (see its message)";
   throw error(msg);
 }
+
+// Open MPI 4's one-sided component osc/rdma crashes the process on a
+// 64-bit MPI_Compare_and_swap between processes of one host (btl/vader's
+// emulated atomics; open-mpi/ompi#7967, #9146, #11349; a plain MPI program
+// of 2 processes, MPI_Win_allocate and one MPI_INT64_T swap, shows it). It
+// serves accrete's world window whenever the world spans several nodes
+// (or ACCRETE_NODE_SIZE pretends it does), and every compare_exchange of
+// a 64-bit value and every double add, sub, mul, min and max is such a
+// swap. So when accrete starts MPI itself it leaves osc/rdma out, unless
+// the environment chooses the one-sided components (OMPI_MCA_osc, which
+// `mpiexec --mca osc ...` sets too).
+bool open_mpi_4() {
+  char v[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(v, &len);  // callable before MPI_Init
+  return std::string(v, std::size_t(len)).starts_with("Open MPI v4.");
+}
+void avoid_osc_rdma() {
+  if (open_mpi_4() && !std::getenv("OMPI_MCA_osc")) setenv("OMPI_MCA_osc", "^rdma", 0);
+}
+// Whether the world window is osc/rdma's (MPI_Init came before accrete,
+// with osc/rdma in): of Open MPI 4.1's components only osc/rdma reports
+// the info key no_locks on a window made with MPI_INFO_NULL.
+bool world_window_crashes_cas64() {
+  if (st.world_is_node || !open_mpi_4()) return false;
+  MPI_Info info;
+  if (MPI_Win_get_info(st.world_win, &info) != MPI_SUCCESS) return false;
+  char value[16];
+  int found = 0;
+  MPI_Info_get(info, "no_locks", int(sizeof value) - 1, value, &found);
+  MPI_Info_free(&info);
+  return found != 0;
+}
 }  // namespace
 
 std::uint64_t generation_counter = 0;
@@ -86,6 +120,7 @@ void backend_init(const init_options& opts) {
   const bool multiple = want_thread || par;
   int provided = 0;
   if (!inited) {
+    avoid_osc_rdma();
     MPI_Init_thread(nullptr, nullptr, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED, &provided);
     st.owns_mpi = true;
   } else {
@@ -173,6 +208,7 @@ void backend_init(const init_options& opts) {
   }
   std::byte* local = nullptr;
   open_windows(st.seg_bytes, &local, &st.node_win, &st.world_win, &st.world_is_node, st.bases);
+  st.cas64_crashes = world_window_crashes_cas64();
   open_rings();
   open_node_sync();
 

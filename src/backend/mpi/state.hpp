@@ -51,6 +51,9 @@ struct state_t {
   MPI_Win node_win = MPI_WIN_NULL, world_win = MPI_WIN_NULL;
   bool world_is_node = false;
   std::vector<std::byte*> bases;  // per world rank; nullptr when remote
+  // The world window is Open MPI 4's osc/rdma, which crashes on a 64-bit
+  // MPI_Compare_and_swap (init.cpp, avoid_osc_rdma): such atomics are refused.
+  bool cas64_crashes = false;
 
   // progress
   std::vector<completion> await_flush;  // remote puts/gets issued, not yet flushed
