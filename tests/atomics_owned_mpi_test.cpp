@@ -17,10 +17,13 @@ int main() {
     accrete::atomic_domain<double> ad;
     accrete::atomic_domain<std::int64_t> ai;
     const int n = accrete::rank_n();
-    global_ptr<double> sum = accrete::broadcast(accrete::rank_me() == 0 ? accrete::new_<double>(0.0) : global_ptr<double>(), 0).wait();
-    global_ptr<double> prod = accrete::broadcast(accrete::rank_me() == 0 ? accrete::new_<double>(1.0) : global_ptr<double>(), 0).wait();
+    global_ptr<double> sum =
+        accrete::broadcast(accrete::rank_me() == 0 ? accrete::new_<double>(0.0) : global_ptr<double>(), 0).wait();
+    global_ptr<double> prod =
+        accrete::broadcast(accrete::rank_me() == 0 ? accrete::new_<double>(1.0) : global_ptr<double>(), 0).wait();
     global_ptr<std::int64_t> ctr =
-        accrete::broadcast(accrete::rank_me() == 0 ? accrete::new_<std::int64_t>(0) : global_ptr<std::int64_t>(), 0).wait();
+        accrete::broadcast(accrete::rank_me() == 0 ? accrete::new_<std::int64_t>(0) : global_ptr<std::int64_t>(), 0)
+            .wait();
     accrete::barrier();
     constexpr int per_rank = 50;
     accrete::promise<> done;

@@ -120,8 +120,8 @@ struct cm_case {
           : k == kind::max   ? "max"
           : k == kind::min   ? "min"
                              : "user")
-      << (opt.atomic_updates ? " atomic_updates" : "") << " rounds " << rounds << " updates " << updates
-      << " threads " << threads << (large ? " (large)" : "");
+      << (opt.atomic_updates ? " atomic_updates" : "") << " rounds " << rounds << " updates " << updates << " threads "
+      << threads << (large ? " (large)" : "");
     return s.str();
   }
 };
@@ -195,7 +195,8 @@ T draw_value(rng& g, kind k) {
   for (R& x : c) {
     if (k == kind::repro) {
       const int bits = std::is_same_v<R, float> ? 16 : 20, spread = std::is_same_v<R, float> ? 24 : 34;
-      const i128 u = i128(pick(g, -(std::int64_t(1) << bits), std::int64_t(1) << bits)) << pick(g, 0, spread);
+      const i128 u =
+          i128(pick(g, -(std::int64_t(1) << bits), std::int64_t(1) << bits)) * (i128(1) << pick(g, 0, spread));
       x = units<R>::to_real(u);  // exact: at most `bits + 1` significant bits
     } else {
       x = R(pick(g, -64, 64));  // small integers: every order of sums is exact
@@ -272,7 +273,8 @@ struct cm_reference {
       extreme[e] = c.k == kind::max ? std::max(extreme[e], x) : std::min(extreme[e], x);
       return;
     }
-    for (int q = 0; q < parts_of<T>; ++q) sums[e * parts_of<T> + std::size_t(q)] += units<R>::from_real(component(v, q));
+    for (int q = 0; q < parts_of<T>; ++q)
+      sums[e * parts_of<T> + std::size_t(q)] += units<R>::from_real(component(v, q));
   }
   void add_round(int r) {
     for (int p = 0; p < rank_n(); ++p)
@@ -296,7 +298,8 @@ struct cm_reference {
       for (std::int64_t i = 0; i < c.m; ++i) {
         const T v = value(i, j);
         const std::size_t e = std::size_t(i + j * c.m);
-        for (int k = 0; k < parts_of<T>; ++k) sums[e * parts_of<T> + std::size_t(k)] = units<R>::from_real(component(v, k));
+        for (int k = 0; k < parts_of<T>; ++k)
+          sums[e * parts_of<T> + std::size_t(k)] = units<R>::from_real(component(v, k));
       }
   }
 };
@@ -367,8 +370,8 @@ void run_cm_case(int index) {
       for (std::int64_t li = 0; li < A->local_rows(); ++li) {
         const T want = ref.value(A->global_row(li), A->global_col(lj)), got = a[li + lj * A->lld()];
         if (!same_bits(got, want) && bad++ == 0)
-          ADD_FAILURE() << "round " << r << ": A(" << A->global_row(li) << ", " << A->global_col(lj) << ") = "
-                        << show(got) << ", expected " << show(want);
+          ADD_FAILURE() << "round " << r << ": A(" << A->global_row(li) << ", " << A->global_col(lj)
+                        << ") = " << show(got) << ", expected " << show(want);
       }
     EXPECT_EQ(bad, 0) << "round " << r << ": wrong elements in this process's part";
     std::vector<T> snap(std::size_t(A->lld() * A->local_cols()));
@@ -442,7 +445,8 @@ da_case make_da_case(int index) {
       s << "block";
       break;
     case 1:
-      c.dist = std::make_unique<distribution>(distribution::irregular(random_bounds(g, m, pr), random_bounds(g, n, pc)));
+      c.dist =
+          std::make_unique<distribution>(distribution::irregular(random_bounds(g, m, pr), random_bounds(g, n, pc)));
       s << "irregular";
       break;
     case 2: {
@@ -509,10 +513,10 @@ void check_array(const dist_array<T>& A, const std::vector<T>& ref, std::int64_t
       for (std::int64_t i = 0; i < p.rows(); ++i) {
         const T want = ref[std::size_t(p.row_lo + i + (p.col_lo + j) * m)], got = buf[pb.at(p, i, j)];
         if (got != want && bad++ == 0)
-          ADD_FAILURE() << phase << ": get of rows [" << p.row_lo << ", " << p.row_hi << ") cols [" << p.col_lo
-                        << ", " << p.col_hi << ") " << (pb.lay == matrix_layout::col_major ? "col" : "row")
-                        << "-major ld " << pb.ld << ": A(" << p.row_lo + i << ", " << p.col_lo + j
-                        << ") = " << show(got) << ", expected " << show(want);
+          ADD_FAILURE() << phase << ": get of rows [" << p.row_lo << ", " << p.row_hi << ") cols [" << p.col_lo << ", "
+                        << p.col_hi << ") " << (pb.lay == matrix_layout::col_major ? "col" : "row") << "-major ld "
+                        << pb.ld << ": A(" << p.row_lo + i << ", " << p.col_lo + j << ") = " << show(got)
+                        << ", expected " << show(want);
       }
     EXPECT_EQ(bad, 0) << phase;
   }
@@ -524,7 +528,8 @@ void check_array(const dist_array<T>& A, const std::vector<T>& ref, std::int64_t
   std::vector<T> out(rows.size());
   A.gather(rows, cols, out.data());
   for (std::size_t q = 0; q < rows.size(); ++q)
-    EXPECT_EQ(out[q], ref[std::size_t(rows[q] + cols[q] * m)]) << phase << ": gather A(" << rows[q] << ", " << cols[q] << ')';
+    EXPECT_EQ(out[q], ref[std::size_t(rows[q] + cols[q] * m)])
+        << phase << ": gather A(" << rows[q] << ", " << cols[q] << ')';
 }
 
 template <class T>
@@ -534,7 +539,7 @@ void run_da_case(int index) {
   const std::int64_t m = c.dist->rows(), n = c.dist->cols();
   dist_array<T> A(*c.dist);
   std::vector<T> ref(std::size_t(m * n), T(0));
-  rng shared(std::uint64_t(index) * 3 + 1);                        // the same on every process
+  rng shared(std::uint64_t(index) * 3 + 1);                       // the same on every process
   rng mine(std::uint64_t(index) * 5 + std::uint64_t(rank_me()));  // this process's own choices
 
   // Puts: the array cut into a random grid of rectangles, each written by one
