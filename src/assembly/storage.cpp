@@ -74,10 +74,12 @@ std::size_t assembly_engine::storage_bytes_for(std::int64_t lrows, std::int64_t 
 }
 
 void assembly_engine::snapshot(void* dst) const {
+  const std::size_t bytes = shape_.storage_bytes - header_bytes;
+  if (bytes == 0) return;  // an empty part: dst may be an empty span's null data()
   const int me = shape_.my_part;
   // All stripes in ascending order, like an atomic update (kernels.hpp).
   for (std::int64_t s = 0; s < nlocks; ++s) lock_stripe(me, s);
-  std::memcpy(dst, storage(), shape_.storage_bytes - header_bytes);
+  std::memcpy(dst, storage(), bytes);
   for (std::int64_t s = 0; s < nlocks; ++s) unlock_stripe(me, s);
 }
 
