@@ -476,8 +476,7 @@ patch random_patch(rng& g, std::int64_t m, std::int64_t n) {
 struct patch_buffer {
   matrix_layout lay;
   std::int64_t ld;
-  std::size_t at(const patch& p, std::int64_t i, std::int64_t j) const {  // i, j relative to the patch
-    (void)p;
+  std::size_t at(std::int64_t i, std::int64_t j) const {  // i, j relative to the patch
     return lay == matrix_layout::col_major ? std::size_t(i + j * ld) : std::size_t(i * ld + j);
   }
   std::size_t size(const patch& p) const {
@@ -511,7 +510,7 @@ void check_array(const dist_array<T>& A, const std::vector<T>& ref, std::int64_t
     std::int64_t bad = 0;
     for (std::int64_t j = 0; j < p.cols(); ++j)
       for (std::int64_t i = 0; i < p.rows(); ++i) {
-        const T want = ref[std::size_t(p.row_lo + i + (p.col_lo + j) * m)], got = buf[pb.at(p, i, j)];
+        const T want = ref[std::size_t(p.row_lo + i + (p.col_lo + j) * m)], got = buf[pb.at(i, j)];
         if (got != want && bad++ == 0)
           ADD_FAILURE() << phase << ": get of rows [" << p.row_lo << ", " << p.row_hi << ") cols [" << p.col_lo << ", "
                         << p.col_hi << ") " << (pb.lay == matrix_layout::col_major ? "col" : "row") << "-major ld "
@@ -561,7 +560,7 @@ void run_da_case(int index) {
       const auto pb = random_buffer(mine, p);
       std::vector<T> buf(pb.size(p), T(-7));
       for (std::int64_t j = 0; j < p.cols(); ++j)
-        for (std::int64_t i = 0; i < p.rows(); ++i) buf[pb.at(p, i, j)] = cell<T>(p.row_lo + i, p.col_lo + j, 1);
+        for (std::int64_t i = 0; i < p.rows(); ++i) buf[pb.at(i, j)] = cell<T>(p.row_lo + i, p.col_lo + j, 1);
       A.put(p, buf.data(), pb.ld, pb.lay).wait();
     }
   A.sync();
@@ -593,7 +592,7 @@ void run_da_case(int index) {
       for (std::int64_t j = 0; j < q.cols(); ++j)
         for (std::int64_t i = 0; i < q.rows(); ++i) {
           const T v = cell<T>(q.row_lo + i, q.col_lo + j, 2 + k + p);
-          buf[pb.at(q, i, j)] = v;
+          buf[pb.at(i, j)] = v;
           ref[std::size_t(q.row_lo + i + (q.col_lo + j) * m)] += alpha * v;
         }
       if (p != rank_me()) continue;

@@ -51,20 +51,6 @@ void atomics_release() {
 }
 
 namespace {
-bool float_loop(atomic_type t, atomic_op op);
-}  // namespace
-
-void atomic_check(atomic_type t, atomic_op op, bool compare_swap) {
-  if (!st.cas64_crashes || scalar_bytes(t) != 8 || !(compare_swap || float_loop(t, op))) return;
-  throw error(
-      "accrete::atomic_domain: this operation is a 64-bit compare-and-swap (compare_exchange of a 64-bit value; "
-      "add, sub, mul, min or max of a double), which crashes Open MPI 4's one-sided component osc/rdma "
-      "(open-mpi/ompi#7967), and osc/rdma serves this run's window across nodes. Leave it out: "
-      "OMPI_MCA_osc=^rdma in the environment (mpiexec --mca osc ^rdma); accrete does so itself when it is the "
-      "one that initializes MPI");
-}
-
-namespace {
 // A copy of an operand that lives until the operation's flush.
 const void* keep(const void* operand, atomic_type t) {
   auto& slot = st.atomic_operands.emplace_back();
@@ -225,6 +211,16 @@ bool float_loop(atomic_type t, atomic_op op) {
          (op == atomic_op::add || op == atomic_op::mul || op == atomic_op::min || op == atomic_op::max);
 }
 }  // namespace
+
+void atomic_check(atomic_type t, atomic_op op, bool compare_swap) {
+  if (!st.cas64_crashes || scalar_bytes(t) != 8 || !(compare_swap || float_loop(t, op))) return;
+  throw error(
+      "accrete::atomic_domain: this operation is a 64-bit compare-and-swap (compare_exchange of a 64-bit value; "
+      "add, sub, mul, min or max of a double), which crashes Open MPI 4's one-sided component osc/rdma "
+      "(open-mpi/ompi#7967), and osc/rdma serves this run's window across nodes. Leave it out: "
+      "OMPI_MCA_osc=^rdma in the environment (mpiexec --mca osc ^rdma); accrete does so itself when it is the "
+      "one that initializes MPI");
+}
 
 void atomic_fetch_op(int rank, std::uint64_t offset, atomic_type t, atomic_op op, const void* operand, void* result,
                      completion done) {
