@@ -216,10 +216,10 @@ struct sparse_state {
     bool on = false;
     std::mutex lock;  // one thread at a time; the others take the engine's path
     std::vector<record> records;
-    std::vector<std::int64_t> idx;    // each record's rows, then its columns
-    std::vector<std::int32_t> slots;  // each record's entry slots
+    fill_later_vector<std::int64_t> idx;    // each record's rows, then its columns
+    fill_later_vector<std::int32_t> slots;  // each record's entry slots (written by whoever appends)
     std::size_t cursor = 0;           // the next record of this round
-    // A record at the end, its slots zero; returns them.
+    // A record at the end, its slots unwritten (the caller or the first commit fills them); returns them.
     std::int32_t* append(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, held state,
                          bool remote) {
       records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), state, remote});
@@ -1014,6 +1014,24 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     slot = sl;
   }
   ++c.cursor;
+  // The targets of the update the replay expects next, fetched while the
+  // caller computes that update's block: a later round's adds otherwise
+  // wait on their lines of `values` (out of cache: an element's rows are
+  // spread over the matrix) while the block's computation leaves the memory
+  // idle. One prefetch per cache line's worth of slots (a row's slots
+  // ascend, and an element's entries come in runs of consecutive columns);
+  // only records whose slots are places in `values` (a remote record's
+  // other rows hold none). Inline here: GCC deduces a function of nothing
+  // but prefetches to be pure and drops the call.
+  if (c.cursor < c.records.size()) {
+    const auto& nx = c.records[c.cursor];
+    if (nx.state == held::values && !nx.remote) {
+      constexpr std::size_t step = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
+      const std::int32_t* ns = c.slots.data() + nx.slot;
+      const T* v = s.values.data();
+      for (std::size_t k = 0, n = nx.nr * nx.nc; k < n; k += step) __builtin_prefetch(v + ns[k], 1);
+    }
+  }
   const bool colmaj = lay == matrix_layout::col_major;
   const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;
   std::size_t nown = nr;

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <vector>
+#include <type_traits>
+#include <utility>
 
 #include <sys/mman.h>
 
@@ -45,5 +48,36 @@ inline huge_buffer allocate_huge(std::size_t bytes, bool advise = true) {
   if (advise) advise_huge_pages(b.get(), bytes);
   return b;
 }
+
+// For vectors that grow in steps and are written right after each step:
+// growing leaves the new elements uninitialised (a resize writes nothing;
+// zero-filling the slot cache's 40-MB round-0 record cost a memset pass
+// over memory written again at the first commit), and a large block is
+// advised for huge pages (a page fault per 4 KiB of it otherwise).
+template <class T>
+struct fill_later_allocator {
+  static_assert(std::is_trivially_default_constructible_v<T>);
+  using value_type = T;
+  fill_later_allocator() = default;
+  template <class U>
+  fill_later_allocator(const fill_later_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    T* p = std::allocator<T>{}.allocate(n);
+    if (n * sizeof(T) >= 2 * huge_page_bytes) advise_huge_pages(p, n * sizeof(T));
+    return p;
+  }
+  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+  friend bool operator==(const fill_later_allocator&, const fill_later_allocator&) noexcept { return true; }
+};
+template <class T>
+using fill_later_vector = std::vector<T, fill_later_allocator<T>>;
 
 }  // namespace accrete::detail
