@@ -1,5 +1,5 @@
 # Features where they combine (tests/combinations_test.cpp): random
-# configurations of convergent_matrix and dist_array against a serial
+# configurations of convergent_matrix, dist_array and sparse_matrix against a serial
 # reference. Every P from 1 to 5 on one node; every process its own node
 # (the MPI paths); and the production layout of several processes on each
 # of several nodes (2 + 1, 2 + 2, 2 + 2 + 1, 3 + 2), where node-local

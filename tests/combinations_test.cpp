@@ -2,9 +2,13 @@
 // convergent_matrix (element type, shape, blocks, grid shape and order,
 // strategy, buffer and coalescing sizes, leading dimension, reproducible
 // sums, whole-update atomicity, merges, threads, rounds carried over by
-// reopen or cleared by reset) and of dist_array (distribution, empty parts,
+// reopen or cleared by reset), of dist_array (distribution, empty parts,
 // element type, put/get/acc/scatter/gather with either layout and padded
-// leading dimensions), each checked element by element against a serial
+// leading dimensions) and of sparse_matrix (row and column ranges with
+// empty parts, frozen or growing pattern, slot cache on or off, later
+// rounds in another order, layout or subset of the first's updates,
+// strategy, buffers, merges, reproducible sums, threads, rounds carried
+// over or reset), each checked element by element against a serial
 // reference that every process computes from every process's updates.
 // Values are chosen so that the reference is exact: small integers where
 // the order of additions is free, and for reproducible sums the exact sum
@@ -30,6 +34,7 @@
 #include "accrete/accrete.hpp"
 #include "accrete/array/dist_array.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
+#include "accrete/sparse/sparse_matrix.hpp"
 
 using namespace accrete;
 
@@ -666,6 +671,228 @@ TEST(Combinations, DistArrayInt32) {
 }
 TEST(Combinations, DistArrayInt64) {
   for (int k = 0; k < da_cases; ++k) run_da_case<std::int64_t>(500 + k);
+}
+
+// ---- sparse_matrix ----------------------------------------------------------------
+
+struct sm_case {
+  int index = 0;
+  std::int64_t m = 0, n = 0;
+  std::vector<std::int64_t> row_bounds, col_bounds;  // parts + 1 each, some parts empty
+  sparse_matrix_options opt;
+  kind k = kind::sum;
+  int rounds = 1, updates = 1, threads = 1;
+  bool large = false;
+  std::vector<bool> reset_before;  // per round after the first
+  // Later rounds of a frozen pattern: the first round's updates again (new
+  // values), in reverse order, other layouts or only some of them, which
+  // the slot cache must notice; a growing pattern gets new indices.
+  std::vector<bool> reversed, relayout, subset;
+
+  std::string describe(const char* type) const {
+    std::ostringstream s;
+    s << "sparse case " << index << ": " << type << ' ' << m << 'x' << n << " rows";
+    for (auto b : row_bounds) s << ' ' << b;
+    s << " strategy " << (opt.strategy == update_strategy::packets ? "packets" : "alltoall") << " buffer_cap "
+      << opt.buffer_cap << " coalesce " << opt.coalesce_bytes << " merge "
+      << (k == kind::sum ? "sum" : k == kind::repro ? "sum (reproducible)" : k == kind::max ? "max" : "min")
+      << (opt.growing_pattern ? " growing" : " frozen") << (opt.cache_slots ? "" : " no slot cache") << " rounds "
+      << rounds << " updates " << updates << " threads " << threads << (large ? " (large)" : "");
+    return s.str();
+  }
+};
+
+template <class T>
+sm_case make_sm_case(int index) {
+  rng g(0x5a75e + std::uint64_t(index) * 15485863);
+  sm_case c;
+  c.index = index;
+  c.large = pick(g, 0, 5) == 0;
+  c.m = c.large ? pick(g, 60, 200) : pick(g, 1, 40);
+  c.n = c.large ? pick(g, 60, 200) : pick(g, 1, 40);
+  c.row_bounds = random_bounds(g, c.m, rank_n());
+  c.col_bounds = random_bounds(g, c.n, rank_n());
+  c.opt.strategy = pick(g, 0, 3) ? update_strategy::packets : update_strategy::alltoall;
+  c.opt.buffer_cap = pick_of<std::size_t>(g, {1 << 10, 4 << 10, 64 << 20});
+  c.opt.coalesce_bytes = pick_of<std::size_t>(g, {64, 512, 16 << 10});
+  c.opt.seed = g();
+  const int kinds = is_complex<T> ? 2 : 4;  // sum, reproducible sum, max, min
+  c.k = kind(pick(g, 0, kinds - 1));
+  c.opt.reproducible = c.k == kind::repro;
+  c.opt.merge = c.k == kind::max ? merge_op::max : c.k == kind::min ? merge_op::min : merge_op::sum;
+  c.opt.growing_pattern = pick(g, 0, 2) == 0;
+  c.opt.cache_slots = pick(g, 0, 3) != 0;
+  c.rounds = int(pick(g, 1, 4));
+  c.updates = int(pick(g, 1, 24));
+  c.threads = pick(g, 0, 4) == 0 ? 2 : 1;
+  for (int r = 1; r < c.rounds; ++r) {
+    c.reset_before.push_back(pick(g, 0, 1) == 1);
+    c.reversed.push_back(pick(g, 0, 2) == 0);
+    c.relayout.push_back(pick(g, 0, 3) == 0);
+    c.subset.push_back(pick(g, 0, 3) == 0);
+  }
+  return c;
+}
+
+// Process p's updates in round r: the indices of round 0 (a frozen
+// pattern, whose later rounds may not leave it) or of round r (growing),
+// the values of round r, and the round's order, layouts and subset.
+template <class T>
+std::vector<cm_update<T>> sm_updates(const sm_case& c, int p, int r) {
+  const int shape_round = c.opt.growing_pattern ? r : 0;
+  rng g(std::uint64_t(c.index) * 1000033 + std::uint64_t(p) * 7907 + std::uint64_t(shape_round) * 37 + 3);
+  rng vg(std::uint64_t(c.index) * 998244353 + std::uint64_t(p) * 131 + std::uint64_t(r) * 17 + 1);
+  const bool later = r > 0;
+  const bool reversed = later && c.reversed[std::size_t(r - 1)];
+  const bool relayout = later && c.relayout[std::size_t(r - 1)];
+  const bool subset = later && c.subset[std::size_t(r - 1)];
+  std::vector<cm_update<T>> us;
+  for (int k = 0; k < c.updates; ++k) {
+    cm_update<T> u;
+    const int w = int(pick(g, 0, 9));
+    u.how = w < 5 ? upd_kind::block_col : w < 8 ? upd_kind::block_row : upd_kind::single;
+    const std::int64_t most = c.large ? 24 : 8;
+    const auto nr = u.how == upd_kind::single ? 1 : pick(g, 1, most);
+    const auto nc = u.how == upd_kind::single ? 1 : pick(g, 1, most);
+    // Rows: mostly a few neighbours (finite-element-like), repeats allowed.
+    const std::int64_t base = pick(g, 0, c.m - 1);
+    for (std::int64_t i = 0; i < nr; ++i)
+      u.rows.push_back(pick(g, 0, 3) ? std::min(c.m - 1, base + pick(g, 0, 4)) : pick(g, 0, c.m - 1));
+    for (std::int64_t j = 0; j < nc; ++j) u.cols.push_back(pick(g, 0, c.n - 1));
+    const std::int64_t pad = pick(g, 0, 2);
+    const bool drop = pick(g, 0, 2) == 0;  // drawn every round: the shape's draws stay aligned
+    const bool keep = !subset || !drop;
+    if (relayout && u.how != upd_kind::single)
+      u.how = u.how == upd_kind::block_col ? upd_kind::block_row : upd_kind::block_col;
+    u.ld = (u.how == upd_kind::block_row ? nc : nr) + pad;
+    const std::int64_t outer = u.how == upd_kind::block_row ? nr : nc;
+    u.block.assign(std::size_t(u.ld * outer), T(0));
+    for (std::size_t i = 0; i < std::size_t(nr); ++i)
+      for (std::size_t j = 0; j < std::size_t(nc); ++j) {
+        const std::size_t at = u.how == upd_kind::block_row ? i * std::size_t(u.ld) + j : i + j * std::size_t(u.ld);
+        u.block[at] = draw_value<T>(vg, c.k);
+      }
+    if (keep) us.push_back(std::move(u));
+  }
+  if (reversed) std::reverse(us.begin(), us.end());
+  return us;
+}
+
+template <class T>
+void issue(sparse_matrix<T>& A, const cm_update<T>& u) {
+  switch (u.how) {
+    case upd_kind::block_row:
+      A.update(u.block.data(), u.ld, u.rows, u.cols, matrix_layout::row_major);
+      break;
+    case upd_kind::single:
+      A.update(u.block[0], u.rows[0], u.cols[0]);
+      break;
+    default:
+      A.update(u.block.data(), u.ld, u.rows, u.cols);
+  }
+}
+
+template <class T>
+void run_sm_case(int index) {
+  const sm_case c = make_sm_case<T>(index);
+  SCOPED_TRACE(c.describe(type_name<T>()));
+  const int me = rank_me();
+  const std::int64_t r0 = c.row_bounds[std::size_t(me)], r1 = c.row_bounds[std::size_t(me) + 1];
+  sparse_matrix<T> A(r1 - r0, c.col_bounds[std::size_t(me) + 1] - c.col_bounds[std::size_t(me)], c.opt);
+  ASSERT_EQ(A.row_begin(), r0);
+  ASSERT_EQ(A.row_end(), r1);
+  cm_case rc;  // the reference's shape and merge
+  rc.m = c.m;
+  rc.n = c.n;
+  rc.k = c.k;
+  cm_reference<T> ref(rc);
+  std::vector<bool> stored(std::size_t(c.m * c.n), false);  // the pattern: every entry updated so far
+  for (int r = 0; r < c.rounds; ++r) {
+    if (r > 0) {
+      if (c.reset_before[std::size_t(r - 1)]) {
+        A.reset();
+        ref.clear();
+      } else {
+        A.reopen();
+      }
+    }
+    const auto mine = sm_updates<T>(c, me, r);
+    if (c.threads == 1) {
+      for (const auto& u : mine) issue(A, u);
+    } else {
+      std::vector<std::thread> ts;
+      for (int t = 0; t < c.threads; ++t)
+        ts.emplace_back([&, t] {
+          for (std::size_t k = std::size_t(t); k < mine.size(); k += std::size_t(c.threads)) issue(A, mine[k]);
+        });
+      for (auto& t : ts) t.join();
+    }
+    A.commit();
+    for (int p = 0; p < rank_n(); ++p)
+      for (const auto& u : sm_updates<T>(c, p, r))
+        for (std::size_t j = 0; j < u.cols.size(); ++j)
+          for (std::size_t i = 0; i < u.rows.size(); ++i) {
+            ref.add(u.rows[i], u.cols[j], u.at(i, j));
+            stored[std::size_t(u.rows[i] + u.cols[j] * c.m)] = true;
+          }
+    EXPECT_EQ(A.pattern_frozen(), !c.opt.growing_pattern) << "round " << r;
+    // Every entry of this process's rows through get(), and the CSR blocks:
+    // exactly the updated entries, each with its value.
+    std::int64_t bad = 0, nnz = 0;
+    for (std::int64_t i = r0; i < r1; ++i)
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        const T got = A.get(i, j), want = ref.value(i, j);
+        if (!same_bits(got, want) && bad++ == 0)
+          ADD_FAILURE() << "round " << r << ": get(" << i << ", " << j << ") = " << show(got) << ", expected "
+                        << show(want);
+        nnz += stored[std::size_t(i + j * c.m)];
+      }
+    EXPECT_EQ(bad, 0) << "round " << r << ": wrong entries in this process's rows";
+    EXPECT_EQ(A.local_nnz(), nnz) << "round " << r << ": the pattern holds other entries than those updated";
+    const auto d = A.diag(), o = A.offdiag();
+    const auto cmap = A.col_map();
+    std::int64_t seen = 0;
+    for (std::int64_t li = 0; li < r1 - r0; ++li) {
+      auto check = [&](std::int64_t j, const T& v) {
+        ++seen;
+        EXPECT_TRUE(stored[std::size_t(r0 + li + j * c.m)]) << "round " << r << ": (" << r0 + li << ", " << j << ") stored";
+        EXPECT_TRUE(same_bits(v, ref.value(r0 + li, j))) << "round " << r << ": CSR (" << r0 + li << ", " << j << ")";
+      };
+      std::int64_t prev = -1;
+      for (auto q = d.row_ptr[std::size_t(li)]; q < d.row_ptr[std::size_t(li) + 1]; ++q) {
+        const std::int64_t j = A.col_begin() + d.col[std::size_t(q)];
+        EXPECT_GT(j, prev) << "diagonal block columns ascend";
+        prev = j;
+        check(j, d.value[std::size_t(q)]);
+      }
+      prev = -1;
+      for (auto q = o.row_ptr[std::size_t(li)]; q < o.row_ptr[std::size_t(li) + 1]; ++q) {
+        const std::int64_t j = cmap[std::size_t(o.col[std::size_t(q)])];
+        EXPECT_TRUE(j < A.col_begin() || j >= A.col_end()) << "an off-diagonal column is outside the diagonal block";
+        EXPECT_GT(j, prev) << "off-diagonal block columns ascend";
+        prev = j;
+        check(j, o.value[std::size_t(q)]);
+      }
+    }
+    EXPECT_EQ(seen, nnz) << "round " << r;
+    ref.round_off();
+    barrier();  // reads done before anyone reopens
+  }
+}
+
+const int sm_cases = scaled(30);
+
+TEST(Combinations, SparseMatrixFloat) {
+  for (int k = 0; k < sm_cases; ++k) run_sm_case<float>(k);
+}
+TEST(Combinations, SparseMatrixDouble) {
+  for (int k = 0; k < sm_cases; ++k) run_sm_case<double>(100 + k);
+}
+TEST(Combinations, SparseMatrixComplexFloat) {
+  for (int k = 0; k < sm_cases; ++k) run_sm_case<std::complex<float>>(200 + k);
+}
+TEST(Combinations, SparseMatrixComplexDouble) {
+  for (int k = 0; k < sm_cases; ++k) run_sm_case<std::complex<double>>(300 + k);
 }
 
 }  // namespace
