@@ -257,6 +257,22 @@ void issue(convergent_matrix<T>& A, const cm_update<T>& u) {
   }
 }
 
+// A round's updates, from `threads` threads taking every threads-th one.
+// (The sparse_matrix issue() further down is found by argument-dependent lookup.)
+template <class M, class U>
+void issue_all(M& A, const std::vector<U>& mine, int threads) {
+  if (threads == 1) {
+    for (const auto& u : mine) issue(A, u);
+    return;
+  }
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      for (std::size_t k = std::size_t(t); k < mine.size(); k += std::size_t(threads)) issue(A, mine[k]);
+    });
+  for (auto& t : ts) t.join();
+}
+
 // The serial reference of one case: per element, per component, either an
 // exact integer sum (sum, user, reproducible) or the running max/min.
 template <class T>
@@ -355,17 +371,7 @@ void run_cm_case(int index) {
         A->reopen();
       }
     }
-    const auto mine = cm_updates<T>(c, rank_me(), r);
-    if (c.threads == 1) {
-      for (const auto& u : mine) issue(*A, u);
-    } else {
-      std::vector<std::thread> ts;
-      for (int t = 0; t < c.threads; ++t)
-        ts.emplace_back([&, t] {
-          for (std::size_t k = std::size_t(t); k < mine.size(); k += std::size_t(c.threads)) issue(*A, mine[k]);
-        });
-      for (auto& t : ts) t.join();
-    }
+    issue_all(*A, cm_updates<T>(c, rank_me(), r), c.threads);
     A->commit();
     ref.add_round(r);
     // Every element of this process's part, once, and a few of other parts.
@@ -816,17 +822,7 @@ void run_sm_case(int index) {
         A.reopen();
       }
     }
-    const auto mine = sm_updates<T>(c, me, r);
-    if (c.threads == 1) {
-      for (const auto& u : mine) issue(A, u);
-    } else {
-      std::vector<std::thread> ts;
-      for (int t = 0; t < c.threads; ++t)
-        ts.emplace_back([&, t] {
-          for (std::size_t k = std::size_t(t); k < mine.size(); k += std::size_t(c.threads)) issue(A, mine[k]);
-        });
-      for (auto& t : ts) t.join();
-    }
+    issue_all(A, sm_updates<T>(c, me, r), c.threads);
     A.commit();
     for (int p = 0; p < rank_n(); ++p)
       for (const auto& u : sm_updates<T>(c, p, r))
