@@ -651,7 +651,7 @@ struct bound_impl : impl {
     const std::int32_t* s = slot.data();
     for (std::int64_t e : c.elements) {
       // The element's targets fetched while it is computed, as accrete's
-      // replay does (src/sparse/sparse_matrix.cpp, prefetch_next): the
+      // replay does (src/sparse/sparse_matrix.cpp, update_in_place): the
       // same technique, so the yardstick stays honest.
       for (std::size_t k = 0; k < nn; k += 8) __builtin_prefetch(val.data() + s[k], 1);
       fe::element_matrix(c.m, round, e, K.data());
