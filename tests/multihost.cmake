@@ -27,7 +27,7 @@ endif()
 # several real nodes) under Open MPI: every element type and option over
 # TCP between hosts plus shared memory within each.
 set(_mh_data_programs dist_array_test edges_test agreement_test cm_atomic_test cm_merge_test cm_rounds_test
-    c_api_test reinit_test)
+    c_api_test reinit_test sparse_matrix_test combinations_test)
 if(TARGET cm_complex_test)
   list(APPEND _mh_data_programs cm_complex_test)
 endif()
