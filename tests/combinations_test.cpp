@@ -210,6 +210,18 @@ T draw_value(rng& g, kind k) {
   return make_value<T>(c[0], c[1]);
 }
 
+// An nr x nc block in u's layout, its leading dimension `pad` past the
+// minimum, every entry drawn from `values`.
+template <class T>
+void fill_block(cm_update<T>& u, std::int64_t nr, std::int64_t nc, std::int64_t pad, rng& values, kind k) {
+  const bool rowmaj = u.how == upd_kind::block_row;
+  u.ld = (rowmaj ? nc : nr) + pad;
+  u.block.assign(std::size_t(u.ld * (rowmaj ? nr : nc)), T(0));
+  for (std::size_t i = 0; i < std::size_t(nr); ++i)
+    for (std::size_t j = 0; j < std::size_t(nc); ++j)
+      u.block[rowmaj ? i * std::size_t(u.ld) + j : i + j * std::size_t(u.ld)] = draw_value<T>(values, k);
+}
+
 // Process p's updates in round r of case c (every process can make them).
 template <class T>
 std::vector<cm_update<T>> cm_updates(const cm_case& c, int p, int r) {
@@ -227,14 +239,7 @@ std::vector<cm_update<T>> cm_updates(const cm_case& c, int p, int r) {
       u.cols = u.rows;
     else
       for (std::int64_t j = 0; j < nc; ++j) u.cols.push_back(pick(g, 0, c.n - 1));
-    u.ld = (u.how == upd_kind::block_row ? nc : nr) + pick(g, 0, 2);
-    const std::int64_t outer = u.how == upd_kind::block_row ? nr : nc;
-    u.block.assign(std::size_t(u.ld * outer), T(0));
-    for (std::size_t i = 0; i < std::size_t(nr); ++i)
-      for (std::size_t j = 0; j < std::size_t(nc); ++j) {
-        const std::size_t at = u.how == upd_kind::block_row ? i * std::size_t(u.ld) + j : i + j * std::size_t(u.ld);
-        u.block[at] = draw_value<T>(g, c.k);
-      }
+    fill_block(u, nr, nc, pick(g, 0, 2), g, c.k);
   }
   return us;
 }
@@ -770,14 +775,7 @@ std::vector<cm_update<T>> sm_updates(const sm_case& c, int p, int r) {
     const bool keep = !subset || !drop;
     if (relayout && u.how != upd_kind::single)
       u.how = u.how == upd_kind::block_col ? upd_kind::block_row : upd_kind::block_col;
-    u.ld = (u.how == upd_kind::block_row ? nc : nr) + pad;
-    const std::int64_t outer = u.how == upd_kind::block_row ? nr : nc;
-    u.block.assign(std::size_t(u.ld * outer), T(0));
-    for (std::size_t i = 0; i < std::size_t(nr); ++i)
-      for (std::size_t j = 0; j < std::size_t(nc); ++j) {
-        const std::size_t at = u.how == upd_kind::block_row ? i * std::size_t(u.ld) + j : i + j * std::size_t(u.ld);
-        u.block[at] = draw_value<T>(vg, c.k);
-      }
+    fill_block(u, nr, nc, pad, vg, c.k);
     if (keep) us.push_back(std::move(u));
   }
   if (reversed) std::reverse(us.begin(), us.end());

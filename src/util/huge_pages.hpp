@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <new>
-#include <vector>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <sys/mman.h>
 
