@@ -74,13 +74,13 @@ struct sparse_state {
   };
   std::int64_t m = 0, n = 0, r0 = 0, r1 = 0, c0 = 0, c1 = 0;
   bool growing = false, built = false, cache_wanted = true;
-  // The pattern by full rows, for lookups: row i's global columns
-  // pcol[row_ptr[i] .. row_ptr[i+1]) ascending. The diagonal columns are
-  // one range of them, from position dfirst[i] in the row, so an entry's
-  // place in `values` follows from the row's offsets (slot()), with no
+  // The pattern is the two CSR blocks below; no full-row copy is kept (4
+  // bytes per entry less to write in round 0 and to hold). A row's global
+  // columns ascending (row_columns()) are its off-diagonal ones left of the
+  // diagonal range, dfirst[i] of them, then its diagonal ones, then the rest
+  // of its off-diagonal ones; so an entry's place in `values` follows from
+  // its position in the full row and the row's offsets (slot()), with no
   // per-entry array to miss in cache.
-  std::vector<std::int64_t> row_ptr;
-  std::vector<std::int32_t> pcol;
   std::vector<std::int32_t> dfirst;
   // Values: the diagonal block's entries, then the off-diagonal block's.
   std::vector<T> values;
@@ -280,11 +280,31 @@ struct sparse_state {
 
   bool frozen() const noexcept { return built && !growing; }
   bool owns(std::int64_t row) const noexcept { return row >= r0 && row < r1; }
-  std::int64_t find(std::int32_t lrow, std::int32_t col) const noexcept {
+  // The index in `values` of entry (local row lrow, global column col), or -1.
+  std::int64_t find(std::int32_t lrow, std::int64_t col) const noexcept {
     if (!built) return -1;
-    const auto b = pcol.begin() + row_ptr[std::size_t(lrow)], e = pcol.begin() + row_ptr[std::size_t(lrow) + 1];
-    const auto it = std::lower_bound(b, e, col);
-    return it != e && *it == col ? slot(lrow, it - b) : -1;
+    const std::size_t r = std::size_t(lrow);
+    if (col >= c0 && col < c1) {
+      const auto b = d_col.begin() + d_ptr[r], e = d_col.begin() + d_ptr[r + 1];
+      const auto it = std::lower_bound(b, e, std::int32_t(col - c0));
+      return it != e && *it == col - c0 ? std::int64_t(it - d_col.begin()) : -1;
+    }
+    const auto m = std::lower_bound(col_map.begin(), col_map.end(), col);
+    if (m == col_map.end() || *m != col) return -1;
+    const auto b = o_col.begin() + o_ptr[r], e = o_col.begin() + o_ptr[r + 1];
+    const auto it = std::lower_bound(b, e, std::int32_t(m - col_map.begin()));
+    return it != e && *it == m - col_map.begin() ? nnz_d + std::int64_t(it - o_col.begin()) : -1;
+  }
+  // Local row r's global columns, ascending, into `out`; returns the count.
+  std::size_t row_columns(std::int64_t r, std::vector<std::int32_t>& out) const {
+    const std::size_t i = std::size_t(r);
+    const std::int64_t db = d_ptr[i], de = d_ptr[i + 1], ob = o_ptr[i], oe = o_ptr[i + 1], ol = ob + dfirst[i];
+    out.resize(std::size_t(de - db + oe - ob));
+    std::int32_t* o = out.data();
+    for (std::int64_t q = ob; q < ol; ++q) *o++ = std::int32_t(col_map[std::size_t(o_col[std::size_t(q)])]);
+    for (std::int64_t q = db; q < de; ++q) *o++ = std::int32_t(c0 + d_col[std::size_t(q)]);
+    for (std::int64_t q = ol; q < oe; ++q) *o++ = std::int32_t(col_map[std::size_t(o_col[std::size_t(q)])]);
+    return out.size();
   }
   // The index in `values` of the k-th entry of local row r.
   std::int64_t slot(std::int64_t r, std::int64_t k) const noexcept {
@@ -351,9 +371,10 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   bool missing = false;
   ACCRETE_THREAD_LOCAL sorted_cols sc;
   sc.assign(v.lcol, std::size_t(v.nc));
+  ACCRETE_THREAD_LOCAL std::vector<std::int32_t> row;
   for (std::int32_t i = 0; i < v.nr; ++i) {
-    const std::int64_t rb = s.row_ptr[std::size_t(v.lrow[i])], re = s.row_ptr[std::size_t(v.lrow[i]) + 1];
-    merge_find(s.pcol.data() + rb, s.pcol.data() + re, sc, [&](std::int32_t j, std::int64_t k) {
+    const std::size_t len = s.row_columns(v.lrow[i], row);
+    merge_find(row.data(), row.data() + len, sc, [&](std::int32_t j, std::int64_t k) {
       slot[std::size_t(j) * std::size_t(v.nr) + std::size_t(i)] = k < 0 ? -1 : s.slot(v.lrow[i], k);
       if (k < 0 && !missing) {
         missing = true;
@@ -391,36 +412,36 @@ inline bool column_table_fits(std::int64_t n, std::size_t items) {
 template <class T>
 struct layout_writer {
   sparse_state<T>& s;
-  std::int64_t r = 0;  // the row being written
-  std::vector<std::int64_t> ptr, dptr, optr;
-  std::vector<std::int32_t> col, dcol, dfirst;
+  std::int64_t r = 0;    // the row being written
+  std::int32_t len = 0;  // its entries so far
+  std::vector<std::int64_t> dptr, optr;
+  std::vector<std::int32_t> dcol, dfirst;
   std::vector<std::int64_t> ocol;  // global columns until finish() compresses them
   std::vector<T> dval, oval;
   layout_writer(sparse_state<T>& st, std::size_t most) : s(st) {
     const std::size_t nl = std::size_t(s.r1 - s.r0);
-    ptr.assign(nl + 1, 0);
     dptr.assign(nl + 1, 0);
     optr.assign(nl + 1, 0);
     dfirst.assign(nl, 0);
-    reserve_huge(col, most);
     reserve_huge(dcol, most);
     reserve_huge(dval, most);
   }
   void push(std::int32_t c, const T& v) {
-    col.push_back(c);
     if (c >= s.c0 && c < s.c1) {
-      if (std::int64_t(dcol.size()) == dptr[std::size_t(r)])
-        dfirst[std::size_t(r)] = std::int32_t(std::int64_t(col.size()) - 1 - ptr[std::size_t(r)]);
+      if (std::int64_t(dcol.size()) == dptr[std::size_t(r)]) dfirst[std::size_t(r)] = len;
       dcol.push_back(std::int32_t(c - s.c0));
       dval.push_back(v);
     } else {
       ocol.push_back(c);
       oval.push_back(v);
     }
+    ++len;
   }
   void end_row() {
+    // A row without diagonal entries: its off-diagonal ones from position 0.
+    if (std::int64_t(dcol.size()) == dptr[std::size_t(r)]) dfirst[std::size_t(r)] = len;
     ++r;
-    ptr[std::size_t(r)] = std::int64_t(col.size());
+    len = 0;
     dptr[std::size_t(r)] = std::int64_t(dcol.size());
     optr[std::size_t(r)] = std::int64_t(ocol.size());
   }
@@ -444,8 +465,6 @@ struct layout_writer {
     s.d_ptr = std::move(dptr);
     s.o_ptr = std::move(optr);
     s.dfirst = std::move(dfirst);
-    s.row_ptr = std::move(ptr);
-    s.pcol = std::move(col);
     s.col_map = std::move(offcols);
   }
 };
@@ -462,12 +481,24 @@ template <class T>
 void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   const std::int64_t nl = s.r1 - s.r0;
   auto& log = s.log;
+  // A row's part of a piece: 8 bytes (one per row of every piece, written
+  // to fresh memory; pointers made it 32), unpacked by view().
   struct ref {
+    std::uint32_t piece, i;
+  };
+  struct ref_view {
     const std::int32_t* cols;
     const T* vals;
     std::int32_t nc;
-    std::int32_t nr;    // the piece's: the stride of `out`
     std::int32_t* out;  // the piece's slot-cache record, at this row; or null
+  };
+  if (log.pieces.size() > std::size_t(UINT32_MAX))
+    throw error("accrete::sparse_matrix::commit: " + std::to_string(log.pieces.size()) +
+                " updates of one process's rows in round 0; at most 2^32 - 1");
+  auto view = [&](const ref& f) {
+    const auto& p = log.pieces[f.piece];
+    const std::size_t at = std::size_t(f.i) * std::size_t(p.nc);
+    return ref_view{p.cols, p.vals + at, p.nc, p.slot_at < 0 ? nullptr : s.cache.slots.data() + p.slot_at + at};
   };
   std::vector<std::int64_t> first(std::size_t(nl) + 1, 0);
   for (const auto& p : log.pieces)
@@ -478,11 +509,10 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   refs.resize(std::size_t(first.back()));
   {
     std::vector<std::int64_t> at(first.begin(), first.end() - 1);
-    for (const auto& p : log.pieces)
-      for (std::int32_t i = 0; i < p.nr; ++i)
-        refs[std::size_t(at[std::size_t(p.rows[i])]++)] = {
-            p.cols, p.vals + std::size_t(i) * std::size_t(p.nc), p.nc, p.nr,
-            p.slot_at < 0 ? nullptr : s.cache.slots.data() + p.slot_at + std::size_t(i) * std::size_t(p.nc)};
+    for (std::size_t k = 0; k < log.pieces.size(); ++k) {
+      const auto& p = log.pieces[k];
+      for (std::int32_t i = 0; i < p.nr; ++i) refs[std::size_t(at[std::size_t(p.rows[i])]++)] = {std::uint32_t(k), std::uint32_t(i)};
+    }
   }
   using R = real_t<T>;
   constexpr int w = width<T>;
@@ -522,7 +552,7 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   // One row's contributions into ucol/uval; returns the row's length.
   auto accumulate = [&]<bool Exact>(const ref* rb, const ref* re, std::int32_t r) {
     std::size_t most = 0;
-    for (const ref* f = rb; f != re; ++f) most += std::size_t(f->nc);
+    for (const ref* f = rb; f != re; ++f) most += std::size_t(log.pieces[f->piece].nc);
     if (ucol.size() < most) ucol.resize(most), uval.resize(most);
     if (place.size() < most) place.resize(most);
     std::int32_t* uc = ucol.data();
@@ -530,10 +560,7 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     std::int32_t* pl = place.data();
     std::int32_t len = 0;
     for (const ref* f = rb; f != re; ++f) {
-      const std::int32_t* cols = f->cols;
-      const T* vals = f->vals;
-      const std::int32_t nc = f->nc;
-      std::int32_t* out = f->out;  // each entry's place in the row, if recorded
+      const auto [cols, vals, nc, out] = view(*f);
       for (std::int32_t j = 0; j < nc; ++j) {
         seen& m = mark[std::size_t(cols[j])];
         const T x = vals[j];
@@ -549,7 +576,6 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
         } else {
           uv[m.place] = merge_one(op, uv[m.place], x);
         }
-        if (out) out[j] = m.place;
         *pl++ = m.place;
       }
     }
@@ -563,14 +589,12 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     std::fill(uv, uv + len, T{});
     const std::int32_t* pl = place.data();
     for (const ref* f = rb; f != re; ++f) {
-      const T* vals = f->vals;
-      const std::int32_t nc = f->nc;
+      const auto [cols, vals, nc, out] = view(*f);
       if (op == merge_op::sum) {
         for (std::int32_t j = 0; j < nc; ++j) uv[pl[j]] += vals[j];
       } else {
         for (std::int32_t j = 0; j < nc; ++j) uv[pl[j]] = merge_one(op, uv[pl[j]], vals[j]);
       }
-      if (f->out) std::copy(pl, pl + nc, f->out);
       pl += nc;
     }
   };
@@ -581,15 +605,16 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     // several places: the next row's are fetched while this one is summed.
     if (r + 1 < nl)
       for (const ref* f = re; f != refs.data() + first[std::size_t(r) + 2]; ++f) {
-        const std::size_t bytes = std::size_t(f->nc) * sizeof(T);
-        for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(f->vals) + b);
-        if (f->out)
-          for (std::size_t b = 0; b < std::size_t(f->nc) * 4; b += 64)
-            __builtin_prefetch(reinterpret_cast<const char*>(f->out) + b, 1);
+        const auto [cols, vals, nc, out] = view(*f);
+        const std::size_t bytes = std::size_t(nc) * sizeof(T);
+        for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(vals) + b);
+        if (out)
+          for (std::size_t b = 0; b < std::size_t(nc) * 4; b += 64)
+            __builtin_prefetch(reinterpret_cast<const char*>(out) + b, 1);
       }
     const bool same = r > 0 && re - rb == rb - (refs.data() + first[std::size_t(r) - 1]) &&
                       std::equal(rb, re, refs.data() + first[std::size_t(r) - 1],
-                                 [](const ref& x, const ref& y) { return x.cols == y.cols && x.nc == y.nc; });
+                                 [](const ref& x, const ref& y) { return x.piece == y.piece; });
     std::int32_t len = std::int32_t(order.size());
     if (exact)
       len = accumulate.template operator()<true>(rb, re, std::int32_t(r));
@@ -616,24 +641,29 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
       order.resize(std::size_t(len));
       for (std::int32_t k = 0; k < len; ++k) order[std::size_t(k)] = std::uint64_t(std::uint32_t(ucol[std::size_t(k)])) << 32 | std::uint32_t(k);
       std::sort(order.begin(), order.end());
+      sorted_at.clear();
     }
     for (std::uint64_t o : order) {
       const std::size_t k = std::size_t(o & 0xffffffffu);
       lay.push(renumbered ? distinct[std::size_t(ucol[k])] : ucol[k], uval[k]);
     }
     lay.end_row();
-    // Recorded places: first-seen order -> the sorted row's.
+    // Recorded places, each contribution's place in the sorted row, written
+    // once (the slot cache's record is as large as the log's values).
     bool recorded = false;
-    for (const ref* f = rb; f != re && !recorded; ++f) recorded = f->out != nullptr;
+    for (const ref* f = rb; f != re && !recorded; ++f) recorded = log.pieces[f->piece].slot_at >= 0;
     if (recorded) {
-      sorted_at.resize(std::size_t(len));
-      for (std::size_t k = 0; k < order.size(); ++k) sorted_at[std::size_t(order[k] & 0xffffffffu)] = std::int32_t(k);
-      for (const ref* f = rb; f != re; ++f)
-        if (f->out)
-          for (std::int32_t j = 0; j < f->nc; ++j) {
-            std::int32_t& o = f->out[j];
-            o = sorted_at[std::size_t(o)];
-          }
+      if (sorted_at.empty()) {  // first-seen order -> the sorted row's
+        sorted_at.resize(std::size_t(len));
+        for (std::size_t k = 0; k < order.size(); ++k) sorted_at[std::size_t(order[k] & 0xffffffffu)] = std::int32_t(k);
+      }
+      const std::int32_t* pl = place.data();
+      for (const ref* f = rb; f != re; ++f) {
+        const auto [cols, vals, nc, out] = view(*f);
+        if (out)
+          for (std::int32_t j = 0; j < nc; ++j) out[j] = sorted_at[std::size_t(pl[j])];
+        pl += nc;
+      }
     }
   }
   log.clear();
@@ -697,15 +727,16 @@ void merge_fresh(sparse_state<T>& s, const assembly_shape& shape) {
   std::vector<entry>().swap(f);
 
   // Rows merged: the existing entries (with their values) and the new ones.
-  layout_writer<T> lay(s, s.pcol.size() + add.size());
+  layout_writer<T> lay(s, s.values.size() + add.size());
+  std::vector<std::int32_t> row;
   std::size_t a = 0;
   for (std::int64_t r = 0; r < nl; ++r) {
-    std::int64_t k = s.row_ptr[std::size_t(r)];
-    const std::int64_t ke = s.row_ptr[std::size_t(r) + 1];
+    const std::int64_t ke = std::int64_t(s.row_columns(r, row));
+    std::int64_t k = 0;
     while (k < ke || (a < add.size() && add[a].row == r)) {
-      const bool take_old = k < ke && (a >= add.size() || add[a].row != r || s.pcol[std::size_t(k)] < add[a].col);
+      const bool take_old = k < ke && (a >= add.size() || add[a].row != r || row[std::size_t(k)] < add[a].col);
       if (take_old) {
-        lay.push(s.pcol[std::size_t(k)], s.values[std::size_t(s.slot(r, k - s.row_ptr[std::size_t(r)]))]);
+        lay.push(row[std::size_t(k)], s.values[std::size_t(s.slot(r, k))]);
         ++k;
       } else {
         lay.push(add[a].col, add[a].v);
@@ -760,10 +791,11 @@ void sparse_clear(assembly_engine& e) {
 // count, then its columns.
 template <class T, class Rows>
 void append_rows(const sparse_state<T>& s, const Rows& rows, std::vector<std::int32_t>& out) {
+  std::vector<std::int32_t> row;
   for (std::int64_t r : rows) {
-    const std::int64_t lr = r - s.r0, b = s.row_ptr[std::size_t(lr)], e = s.row_ptr[std::size_t(lr) + 1];
-    out.push_back(std::int32_t(e - b));
-    out.insert(out.end(), s.pcol.begin() + b, s.pcol.begin() + e);
+    const std::size_t len = s.row_columns(r - s.r0, row);
+    out.push_back(std::int32_t(len));
+    out.insert(out.end(), row.begin(), row.begin() + std::ptrdiff_t(len));
   }
 }
 
@@ -900,14 +932,16 @@ void check_pattern(sparse_state<T>& s, std::span<const std::int64_t> rows, std::
   }
   ACCRETE_THREAD_LOCAL sorted_cols sc;
   sc.assign(cols.data(), cols.size());
+  ACCRETE_THREAD_LOCAL std::vector<std::int32_t> row;
   std::shared_lock g(s.ghost_lock);  // map nodes stay put as rows are added
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::int64_t r = rows[i];
     const std::int32_t* b = nullptr;
     const std::int32_t* e = nullptr;
     if (r >= s.r0 && r < s.r1) {
-      b = s.pcol.data() + s.row_ptr[std::size_t(r - s.r0)];
-      e = s.pcol.data() + s.row_ptr[std::size_t(r - s.r0) + 1];
+      const std::size_t len = s.row_columns(r - s.r0, row);
+      b = row.data();
+      e = b + len;
     } else {
       const auto& g_cols = s.ghost.at(r);
       b = g_cols.data();
@@ -952,11 +986,13 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
   auto look_up = [&](std::int32_t* found) {
     ACCRETE_THREAD_LOCAL sorted_cols sc;
     sc.assign(cols.data(), nc);
+    ACCRETE_THREAD_LOCAL std::vector<std::int32_t> row;
     for (std::size_t i = 0; i < nr; ++i) {
       if (!own(rows[i])) continue;
       const std::int64_t lr = rows[i] - s.r0;
-      const std::int32_t* b = s.pcol.data() + s.row_ptr[std::size_t(lr)];
-      const std::int32_t* en = s.pcol.data() + s.row_ptr[std::size_t(lr) + 1];
+      const std::size_t len = s.row_columns(lr, row);
+      const std::int32_t* b = row.data();
+      const std::int32_t* en = b + len;
       std::int64_t bad = -1;
       merge_find(b, en, sc, [&](std::int32_t j, std::int64_t k) {
         if (k < 0) {
@@ -1375,7 +1411,7 @@ T sparse_matrix<T>::get(std::int64_t i, std::int64_t j) const {
   if (j < 0 || j >= s.n)
     throw std::out_of_range("accrete::sparse_matrix::get: column " + std::to_string(j) + " is outside [0, " +
                             std::to_string(s.n) + ")");
-  const std::int64_t k = s.find(std::int32_t(i - s.r0), std::int32_t(j));
+  const std::int64_t k = s.find(std::int32_t(i - s.r0), j);
   return k < 0 ? T{} : s.values[std::size_t(k)];
 }
 
