@@ -481,10 +481,11 @@ template <class T>
 void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   const std::int64_t nl = s.r1 - s.r0;
   auto& log = s.log;
-  // A row's part of a piece: 8 bytes (one per row of every piece, written
+  // A row's part of a piece: 16 bytes (one per row of every piece, written
   // to fresh memory; pointers made it 32), unpacked by view().
   struct ref {
-    std::uint32_t piece, i;
+    std::size_t piece;
+    std::int32_t i;
   };
   struct ref_view {
     const std::int32_t* cols;
@@ -492,9 +493,6 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     std::int32_t nc;
     std::int32_t* out;  // the piece's slot-cache record, at this row; or null
   };
-  if (log.pieces.size() > std::size_t(UINT32_MAX))
-    throw error("accrete::sparse_matrix::commit: " + std::to_string(log.pieces.size()) +
-                " updates of one process's rows in round 0; at most 2^32 - 1");
   auto view = [&](const ref& f) {
     const auto& p = log.pieces[f.piece];
     const std::size_t at = std::size_t(f.i) * std::size_t(p.nc);
@@ -511,7 +509,7 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     std::vector<std::int64_t> at(first.begin(), first.end() - 1);
     for (std::size_t k = 0; k < log.pieces.size(); ++k) {
       const auto& p = log.pieces[k];
-      for (std::int32_t i = 0; i < p.nr; ++i) refs[std::size_t(at[std::size_t(p.rows[i])]++)] = {std::uint32_t(k), std::uint32_t(i)};
+      for (std::int32_t i = 0; i < p.nr; ++i) refs[std::size_t(at[std::size_t(p.rows[i])]++)] = {k, i};
     }
   }
   using R = real_t<T>;
