@@ -198,10 +198,13 @@ std::vector<own_element> own_list(int q, std::int64_t m, std::int64_t n) {
   std::mt19937_64 g(std::uint64_t(q) * 31 + 5);
   for (int k = 0; nl > 0 && k < 30; ++k) {
     own_element el;
-    const int nr = 3 + int(g() % 3), nc = 2 + int(g() % 5);
+    // Every fourth is wide (9..12 columns, the adds go in batches of 8)
+    // with a column repeated inside the first batch: both of its adds count.
+    const int nr = 3 + int(g() % 3), nc = k % 4 == 3 ? 9 + int(g() % 4) : 2 + int(g() % 5);
     for (int i = 0; i < nr; ++i) el.rows.push_back(r0 + std::int64_t(g() % std::uint64_t(nl)));
     if (k % 3 == 2) el.rows[1] = std::int64_t(g() % std::uint64_t(m));
     for (int j = 0; j < nc; ++j) el.cols.push_back(std::int64_t(g() % std::uint64_t(n)));
+    if (nc > 8) el.cols[7] = el.cols[2];
     el.ld = nr;
     own.push_back(el);
   }

@@ -35,6 +35,7 @@
 #include "accrete/detail/scalar_type.hpp"
 #include "accrete/error.hpp"
 #include "assembly/kernels.hpp"
+#include "util/add_scattered.hpp"
 #include "util/huge_pages.hpp"
 
 namespace accrete {
@@ -52,6 +53,16 @@ struct sorted_cols {
     std::sort(v.begin(), v.end());
   }
 };
+
+// Whether no index of [b, b + n) repeats: the adds of an update or piece
+// with none repeated go in batches (add_scattered).
+template <class I>
+inline bool all_distinct(const I* b, std::size_t n) {
+  ACCRETE_THREAD_LOCAL std::vector<I> sorted;
+  sorted.assign(b, b + n);
+  std::sort(sorted.begin(), sorted.end());
+  return std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+}
 
 // For every column of `sc`, found(position, index in [b, e)) or
 // found(position, -1) when the row does not hold it.
@@ -211,7 +222,8 @@ struct sparse_state {
     struct record {
       std::size_t nr, nc, idx, slot;  // sizes; where its indices and slots start
       held state;
-      bool remote;  // holds rows of other processes (their slots unused)
+      bool remote;    // holds rows of other processes (their slots unused)
+      bool distinct;  // no column twice: a row's slots are distinct (add_scattered applies)
     };
     bool on = false;
     std::mutex lock;  // one thread at a time; the others take the engine's path
@@ -222,7 +234,8 @@ struct sparse_state {
     // A record at the end, its slots unwritten (the caller or the first commit fills them); returns them.
     std::int32_t* append(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, held state,
                          bool remote) {
-      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), state, remote});
+      records.push_back(
+          {rows.size(), cols.size(), idx.size(), slots.size(), state, remote, all_distinct(cols.data(), cols.size())});
       idx.insert(idx.end(), rows.begin(), rows.end());
       idx.insert(idx.end(), cols.begin(), cols.end());
       slots.resize(slots.size() + rows.size() * cols.size());
@@ -236,7 +249,8 @@ struct sparse_state {
   // row by row. Touched only by sparse_apply, under the engine lock.
   struct piece_cache {
     // Records: next record with the same hash (or -1), nr, nc, rows, columns,
-    // then the nr x nc slots in the piece's (column-major) order.
+    // 1 if no row and no column repeats (the slots are distinct), then the
+    // nr x nc slots in the piece's (column-major) order.
     std::vector<std::int32_t> store;
     std::unordered_map<std::uint64_t, std::int64_t> heads;  // hash -> first record
     std::size_t limit = 0;  // most int32s in store; 0: off
@@ -254,13 +268,13 @@ struct sparse_state {
         const std::int32_t* r = store.data() + at;
         if (r[1] == v.nr && r[2] == v.nc && std::equal(v.lrow, v.lrow + v.nr, r + 3) &&
             std::equal(v.lcol, v.lcol + v.nc, r + 3 + v.nr))
-          return r + 3 + v.nr + v.nc;
+          return r + 4 + v.nr + v.nc;
       }
       return nullptr;
     }
     void add(const packet_view& v, std::uint64_t h, const std::int64_t* slots) {
       const std::size_t count = std::size_t(v.nr) * std::size_t(v.nc);
-      if (store.size() + 3 + std::size_t(v.nr) + std::size_t(v.nc) + count > limit) return;
+      if (store.size() + 4 + std::size_t(v.nr) + std::size_t(v.nc) + count > limit) return;
       const auto it = heads.try_emplace(h, -1).first;
       const std::int64_t at = std::int64_t(store.size());
       store.push_back(std::int32_t(it->second));
@@ -269,6 +283,7 @@ struct sparse_state {
       store.push_back(v.nc);
       store.insert(store.end(), v.lrow, v.lrow + v.nr);
       store.insert(store.end(), v.lcol, v.lcol + v.nc);
+      store.push_back(all_distinct(v.lrow, std::size_t(v.nr)) && all_distinct(v.lcol, std::size_t(v.nc)) ? 1 : 0);
       for (std::size_t k = 0; k < count; ++k) store.push_back(std::int32_t(slots[k]));
     }
     void clear() {
@@ -354,7 +369,9 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   const std::uint64_t h = cached ? s.received.hash(v) : 0;
   if (cached) {
     if (const std::int32_t* known = s.received.find(v, h)) {
-      if (!exact && op == merge_op::sum) {
+      if (!exact && op == merge_op::sum && known[-1] == 1) {
+        add_scattered(s.values.data(), known, vals, 1, count);
+      } else if (!exact && op == merge_op::sum) {
         T* val = s.values.data();
         for (std::size_t at = 0; at < count; ++at) val[known[at]] += vals[at];
       } else {
@@ -978,7 +995,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
   const std::size_t nr = rows.size(), nc = cols.size();
   auto own = [&](std::int64_t r) { return s.owns(r); };
   const std::int32_t* slot = nullptr;
-  bool remote = false;
+  bool remote = false, distinct = false;
   // The slots of the own rows' entries, into `found` (rows of other
   // processes keep 0: never read); throws naming an entry outside the pattern.
   auto look_up = [&](std::int32_t* found) {
@@ -1025,6 +1042,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
       r.state = held::values;
       slot = sl;
       remote = r.remote;
+      distinct = r.distinct;
     }
   }
   if (!slot) {
@@ -1046,6 +1064,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     std::int32_t* sl = c.append(rows, cols, held::values, remote);
     std::copy(found.begin(), found.end(), sl);
     slot = sl;
+    distinct = c.records.back().distinct;
   }
   ++c.cursor;
   // The targets of the update the replay expects next, fetched while the
@@ -1108,6 +1127,8 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
           add_run_exact(reinterpret_cast<R*>(v + k), from, w,
                         [&](std::int32_t q) { spilled.push_back({k * w + q, double(from[q])}); });
         }
+      } else if (op == merge_op::sum && distinct) {
+        add_scattered(v, si, src, cs, nc);
       } else if (op == merge_op::sum) {
         for (std::size_t j = 0; j < nc; ++j) v[si[j]] += src[std::int64_t(j) * cs];
       } else {
