@@ -223,7 +223,7 @@ struct sparse_state {
       std::size_t nr, nc, idx, slot;  // sizes; where its indices and slots start
       held state;
       bool remote;    // holds rows of other processes (their slots unused)
-      bool distinct;  // no column twice: a row's slots are distinct (add_scattered applies)
+      bool distinct;  // no column twice, so a row's slots are distinct (set once they hold values)
     };
     bool on = false;
     std::mutex lock;  // one thread at a time; the others take the engine's path
@@ -234,8 +234,7 @@ struct sparse_state {
     // A record at the end, its slots unwritten (the caller or the first commit fills them); returns them.
     std::int32_t* append(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, held state,
                          bool remote) {
-      records.push_back(
-          {rows.size(), cols.size(), idx.size(), slots.size(), state, remote, all_distinct(cols.data(), cols.size())});
+      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), state, remote, false});
       idx.insert(idx.end(), rows.begin(), rows.end());
       idx.insert(idx.end(), cols.begin(), cols.end());
       slots.resize(slots.size() + rows.size() * cols.size());
@@ -1039,6 +1038,8 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
         if (r.remote) check_pattern(s, rows, cols);  // every row, other processes' too
         look_up(sl);
       }
+      // Once per record (round 0 records every update and need not know).
+      if (r.state != held::values) r.distinct = all_distinct(cols.data(), nc);
       r.state = held::values;
       slot = sl;
       remote = r.remote;
@@ -1064,7 +1065,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     std::int32_t* sl = c.append(rows, cols, held::values, remote);
     std::copy(found.begin(), found.end(), sl);
     slot = sl;
-    distinct = c.records.back().distinct;
+    distinct = c.records.back().distinct = all_distinct(cols.data(), nc);
   }
   ++c.cursor;
   // The targets of the update the replay expects next, fetched while the
