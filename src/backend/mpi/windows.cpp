@@ -27,6 +27,27 @@ namespace accrete::detail {
 //   every process its own node -> MPI_Win_allocate on world;
 // (decided on the largest node, so that every process takes the same branch)
 //   otherwise -> MPI_Win_allocate_shared on the node + MPI_Win_create on world.
+namespace {
+// A window across nodes that MPI refuses. Open MPI 4.1 serves it with
+// osc/pt2pt where no RDMA network is there (TCP), and osc/pt2pt refuses
+// MPI_THREAD_MULTIPLE, which the progress thread and the par mode need:
+// the user reads which of their settings meets which MPI limit.
+[[noreturn]] void world_window_failed(const char* call, int rc) {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level != MPI_THREAD_MULTIPLE) mpi_failed(call, rc);
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  throw error(std::string("accrete: MPI cannot open a window across nodes at MPI_THREAD_MULTIPLE, "
+                          "which ACCRETE_PROGRESS_THREAD=1 and the par thread mode need (") +
+              call + " failed: " + std::string(msg, len) +
+              "). Open MPI 4.1 serves such windows with osc/pt2pt where the network has no RDMA (TCP), and "
+              "osc/pt2pt does not support MPI_THREAD_MULTIPLE: run without the progress thread and the par "
+              "mode there, or on a network Open MPI's osc/ucx serves (docs/cluster.md)");
+}
+}  // namespace
+
 void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_Win* world_win, bool* world_is_node,
                   std::vector<std::byte*>& bases) {
   const int node_n = st.node_n;
@@ -47,11 +68,13 @@ void open_windows(std::size_t bytes, std::byte** local, MPI_Win* node_win, MPI_W
     *world_win = *node_win;
     *world_is_node = true;
   } else if (max_node_n == 1) {
-    ACCRETE_MPI(MPI_Win_allocate(MPI_Aint(bytes), 1, info, st.world, &base, world_win));
+    const int rc = MPI_Win_allocate(MPI_Aint(bytes), 1, info, st.world, &base, world_win);
+    if (rc != MPI_SUCCESS) world_window_failed("MPI_Win_allocate", rc);
     *node_win = MPI_WIN_NULL;
   } else {
     allocate_shared(bytes, info, st.node, &base, node_win);
-    ACCRETE_MPI(MPI_Win_create(base, MPI_Aint(bytes), 1, info, st.world, world_win));
+    const int rc = MPI_Win_create(base, MPI_Aint(bytes), 1, info, st.world, world_win);
+    if (rc != MPI_SUCCESS) world_window_failed("MPI_Win_create", rc);
   }
   MPI_Info_free(&info);
   *local = static_cast<std::byte*>(base);
