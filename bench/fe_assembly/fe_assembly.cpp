@@ -660,6 +660,13 @@ struct bound_impl : impl {
       // (src/util/add_scattered.hpp): the same technique, the honest yardstick.
       accrete::detail::add_scattered(val.data(), s, K.data(), 1, nn);
       s += nn;
+      // The slots of the element after next, whose loads the target
+      // prefetches above would otherwise wait on (as accrete's replay
+      // fetches the record after next's).
+      if (std::size_t(s - slot.data()) + 2 * nn <= slot.size()) {
+        const char* sb = reinterpret_cast<const char*>(s + nn);
+        for (std::size_t k = 0; k < nn * sizeof(std::int32_t); k += 64) __builtin_prefetch(sb + k, 0);
+      }
     }
   }
 };

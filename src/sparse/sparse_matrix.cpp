@@ -1068,24 +1068,6 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     distinct = c.records.back().distinct = all_distinct(cols.data(), nc);
   }
   ++c.cursor;
-  // The targets of the update the replay expects next, fetched while the
-  // caller computes that update's block: a later round's adds otherwise
-  // wait on their lines of `values` (out of cache: an element's rows are
-  // spread over the matrix) while the block's computation leaves the memory
-  // idle. One prefetch per cache line's worth of slots (a row's slots
-  // ascend, and an element's entries come in runs of consecutive columns);
-  // only records whose slots are places in `values` (a remote record's
-  // other rows hold none). Inline here: GCC deduces a function of nothing
-  // but prefetches to be pure and drops the call.
-  if (c.cursor < c.records.size()) {
-    const auto& nx = c.records[c.cursor];
-    if (nx.state == held::values && !nx.remote) {
-      constexpr std::size_t step = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
-      const std::int32_t* ns = c.slots.data() + nx.slot;
-      const T* v = s.values.data();
-      for (std::size_t k = 0, n = nx.nr * nx.nc; k < n; k += step) __builtin_prefetch(v + ns[k], 1);
-    }
-  }
   const bool colmaj = lay == matrix_layout::col_major;
   const std::int64_t rs = colmaj ? 1 : ld, cs = colmaj ? ld : 1;
   std::size_t nown = nr;
@@ -1137,6 +1119,35 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
       }
     }
     e.counted_in_place(nown * nc, !remote);  // the engine counted the update itself
+  }
+  // The targets of the update the replay expects next, fetched while the
+  // caller computes that update's block: a later round's adds otherwise
+  // wait on their lines of `values` (out of cache: an element's rows are
+  // spread over the matrix) while the block's computation leaves the memory
+  // idle. One prefetch per cache line's worth of slots (a row's slots
+  // ascend, and an element's entries come in runs of consecutive columns);
+  // only records whose slots are places in `values` (a remote record's
+  // other rows hold none). After this update's adds: issued before them,
+  // the prefetches competed with the adds' own misses (later rounds 6-12%
+  // slower, bench/fe_assembly/README.md). Then the lines of the record after
+  // next (its slots and indices), which the target prefetches and the
+  // index comparison would otherwise wait on. Inline here: GCC deduces a
+  // function of nothing but prefetches to be pure and drops the call.
+  if (c.cursor < c.records.size()) {
+    const auto& nx = c.records[c.cursor];
+    if (nx.state == held::values && !nx.remote) {
+      constexpr std::size_t step = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
+      const std::int32_t* ns = c.slots.data() + nx.slot;
+      const T* v = s.values.data();
+      for (std::size_t k = 0, n = nx.nr * nx.nc; k < n; k += step) __builtin_prefetch(v + ns[k], 1);
+    }
+    if (c.cursor + 1 < c.records.size()) {
+      const auto& nn = c.records[c.cursor + 1];
+      const char* sb = reinterpret_cast<const char*>(c.slots.data() + nn.slot);
+      for (std::size_t k = 0, n = nn.nr * nn.nc * sizeof(std::int32_t); k < n; k += 64) __builtin_prefetch(sb + k, 0);
+      const char* ib = reinterpret_cast<const char*>(c.idx.data() + nn.idx);
+      for (std::size_t k = 0, n = (nn.nr + nn.nc) * sizeof(std::int64_t); k < n; k += 64) __builtin_prefetch(ib + k, 0);
+    }
   }
   cg.unlock();
   if (!spilled.empty()) e.log_spills(spilled);
