@@ -17,21 +17,15 @@
 
 #include "accrete/detail/backend.hpp"
 #include "backend/mpi/mpi_types.hpp"
+#include "backend/mpi/mpi_check.hpp"
 #include "backend/mpi/state.hpp"
 
 namespace accrete {
 namespace detail {
 namespace {
 
-std::string mpi_error(int code) {
-  char buf[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(code, buf, &len);
-  return std::string(buf, static_cast<std::size_t>(len));
-}
-
 void check_mpi(int code, const std::string& what, const std::string& path) {
-  if (code != MPI_SUCCESS) throw std::runtime_error("accrete::" + what + " on '" + path + "': " + mpi_error(code));
+  if (code != MPI_SUCCESS) throw std::runtime_error("accrete::" + what + " on '" + path + "': " + mpi_error_string(code));
 }
 
 constexpr std::int64_t int_max = std::numeric_limits<int>::max();

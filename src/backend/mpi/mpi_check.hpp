@@ -7,11 +7,14 @@
 #include "accrete/error.hpp"
 
 namespace accrete::detail {
-[[noreturn]] inline void mpi_failed(const char* call, int rc) {
+inline std::string mpi_error_string(int rc) {
   char msg[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, msg, &len);
-  throw error(std::string("accrete: ") + call + " failed: " + std::string(msg, len));
+  return std::string(msg, len);
+}
+[[noreturn]] inline void mpi_failed(const char* call, int rc) {
+  throw error(std::string("accrete: ") + call + " failed: " + mpi_error_string(rc));
 }
 }  // namespace accrete::detail
 

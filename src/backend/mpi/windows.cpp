@@ -36,12 +36,9 @@ namespace {
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   if (level != MPI_THREAD_MULTIPLE) mpi_failed(call, rc);
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, msg, &len);
   throw error(std::string("accrete: MPI cannot open a window across nodes at MPI_THREAD_MULTIPLE, "
                           "which ACCRETE_PROGRESS_THREAD=1 and the par thread mode need (") +
-              call + " failed: " + std::string(msg, len) +
+              call + " failed: " + mpi_error_string(rc) +
               "). Open MPI 4.1 serves such windows with osc/pt2pt where the network has no RDMA (TCP), and "
               "osc/pt2pt does not support MPI_THREAD_MULTIPLE: run without the progress thread and the par "
               "mode there, or on a network Open MPI's osc/ucx serves (docs/cluster.md)");
