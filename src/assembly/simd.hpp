@@ -23,6 +23,10 @@
 
 #include "assembly/repro.hpp"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace accrete::detail {
 
 // The real type under an element type: sums of complex numbers are sums of
@@ -76,15 +80,39 @@ template <class R, class Run>
   }
 }
 
+#ifdef ACCRETE_SIMD_AVX2
+// Whether any lane of a comparison mask is set. One vptest (or movmskps)
+// instead of spilling the mask to integers and or-ing them: that took more
+// instructions than the check itself, and fewer instructions per run keep
+// more of the runs' target misses in flight. Not always_inline: the AVX2
+// one inlines once add_runs_exact_body has inlined into the AVX2 kernel.
+[[gnu::target("avx2")]] inline bool any_lane(__m256i m) noexcept { return !_mm256_testz_si256(m, m); }
+inline bool any_lane(__m128i m) noexcept { return _mm_movemask_epi8(m) != 0; }
+#endif
+template <int VB, class M>
+[[gnu::always_inline]] inline bool any_lane_of(const M& m) noexcept {
+#ifdef ACCRETE_SIMD_AVX2
+  if constexpr (VB == 32) return any_lane(reinterpret_cast<__m256i>(m));
+  if constexpr (VB == 16) return any_lane(reinterpret_cast<__m128i>(m));
+#endif
+  std::uint64_t words[VB / 8];
+  std::memcpy(words, &m, VB);
+  std::uint64_t any = 0;
+  for (std::uint64_t q : words) any |= q;
+  return any != 0;
+}
+
 // The same where each sum is exact in R; spill(i, v) is called for the
 // others, i the component's offset from dst and v the contribution left
-// out (dst keeps its value there). A vector of VB bytes is added and
-// stored when all its sums are exact; else its elements are redone one by
-// one with TwoSum (add_if_exact). The vector check: x = a + b is exact iff
-// x - a == b and x - b == a. If |a| >= |b|, x - a is computed exactly
-// (Dekker), so it equals b only if x is the exact sum, and symmetrically
-// for |b| >= |a|; an exact x makes both differences exact. NaN, an infinite
-// operand and an overflow fail a comparison: not exact, as in TwoSum.
+// out (dst keeps its value there). Two vectors of VB bytes are added and
+// stored when all their sums are exact (one branch per 16 floats with
+// AVX2: bench_hessian's `paper` run is one such pair); else their elements
+// are redone one by one with TwoSum (add_if_exact). The vector check:
+// x = a + b is exact iff x - a == b and x - b == a. If |a| >= |b|, x - a is
+// computed exactly (Dekker), so it equals b only if x is the exact sum, and
+// symmetrically for |b| >= |a|; an exact x makes both differences exact.
+// NaN, an infinite operand and an overflow fail a comparison: not exact,
+// as in TwoSum.
 template <int VB, class R, class Run, class Spill>
 [[gnu::always_inline]] inline void add_runs_exact_body(R* __restrict dst, const R* __restrict src, const Run* runs,
                                                        std::size_t n, int w, Spill& spill) {
@@ -97,25 +125,37 @@ template <int VB, class R, class Run, class Spill>
     const R* __restrict s = src + std::int64_t(runs[r].pos) * w;
     const std::int32_t len = runs[r].len * w;
     std::int32_t k = 0;
-    for (; k + lanes <= len; k += lanes) {
+    const auto one_by_one = [&](std::int32_t from, std::int32_t to) {
+      for (std::int32_t j = from; j < to; ++j)
+        if (!add_if_exact(d[j], s[j])) spill(at + j, s[j]);
+    };
+    for (; k + 2 * lanes <= len; k += 2 * lanes) {
+      vec a0, b0, a1, b1;
+      std::memcpy(&a0, d + k, VB);
+      std::memcpy(&b0, s + k, VB);
+      std::memcpy(&a1, d + k + lanes, VB);
+      std::memcpy(&b1, s + k + lanes, VB);
+      const vec x0 = a0 + b0, x1 = a1 + b1;
+      const auto bad = (x0 - a0 != b0) | (x0 - b0 != a0) | (x1 - a1 != b1) | (x1 - b1 != a1);
+      if (any_lane_of<VB>(bad)) {
+        one_by_one(k, k + 2 * lanes);
+        continue;
+      }
+      std::memcpy(d + k, &x0, VB);
+      std::memcpy(d + k + lanes, &x1, VB);
+    }
+    if (k + lanes <= len) {
       vec a, b;
       std::memcpy(&a, d + k, VB);
       std::memcpy(&b, s + k, VB);
       const vec x = a + b;
-      const auto bad = (x - a != b) | (x - b != a);
-      std::uint64_t words[VB / 8];
-      std::memcpy(words, &bad, VB);
-      std::uint64_t any = 0;
-      for (std::uint64_t q : words) any |= q;
-      if (!any) {
+      if (any_lane_of<VB>((x - a != b) | (x - b != a)))
+        one_by_one(k, k + lanes);
+      else
         std::memcpy(d + k, &x, VB);
-        continue;
-      }
-      for (int j = k; j < k + lanes; ++j)
-        if (!add_if_exact(d[j], s[j])) spill(at + j, s[j]);
+      k += lanes;
     }
-    for (; k < len; ++k)
-      if (!add_if_exact(d[k], s[k])) spill(at + k, s[k]);
+    one_by_one(k, len);
   }
 }
 
