@@ -210,6 +210,14 @@ TEST(Collectives, SubTeams) {
   auto fh = reduce_all(me, op_fast_min, half);
   EXPECT_EQ(fh.wait(), me % 2);
   EXPECT_EQ(fw.wait(), rank_n() - 1);
+  barrier(half);
+  // A team of one (its barrier touches no shared counter): barriers and
+  // collectives on it complete alone, then the world still agrees.
+  team solo = world().split(me, 0);
+  ASSERT_EQ(solo.rank_n(), 1);
+  for (int k = 0; k < 3; ++k) barrier(solo);
+  EXPECT_EQ(reduce_all(me + 1, op_fast_add, solo).wait(), me + 1);
+  EXPECT_EQ(reduce_all(1, op_fast_add).wait(), rank_n());
   barrier();
 }
 

@@ -274,6 +274,14 @@ void barrier(const team& t) {
   detail::require_initialized("barrier()");
   if (t.mpi_comm() == MPI_COMM_NULL) throw error("accrete::barrier: empty team (moved-from or not a member)");
   const auto ticket = detail::team_collective_begin("accrete::barrier", t, true);
+  // A team of one waits for nobody: no shared counter to touch (a
+  // stencil's barrier per direction at P = 1 cost 0.2-0.3 us with it,
+  // against MPI_Barrier's 0.03 on MPI_COMM_SELF).
+  if (t.rank_n() == 1) {
+    detail::memory_sync();
+    detail::collective_end(ticket);
+    return;
+  }
   // The world on one node and the node team synchronise through shared
   // memory; other teams through MPI_Ibarrier.
   if (t.mpi_comm() == detail::node_comm() || (t.mpi_comm() == detail::world_comm() && detail::world_on_one_node())) {
