@@ -225,13 +225,31 @@ future<> array_core::transfer(array_op op, const patch& p, std::byte* buf, std::
             t += std::size_t(len) * es;
           }
         };
+        // The storage lines of the column prefetch_columns ahead (of the
+        // piece, not of a stripe: a stripe may hold a column or two), as
+        // the engine's kernels do: each column's run is on a page of its
+        // own, which the hardware prefetchers do not follow (a long run
+        // they do: its first page is hint enough). An acc of a 64 x 64
+        // tile of doubles into a 4096-row array: 4.7 -> 3.1 us.
+        const std::size_t run_bytes = std::min<std::size_t>(std::size_t(r.count) * es, 4096);
+        auto column_ahead = [&](std::int64_t k) __attribute__((always_inline)) {
+          if (k + prefetch_columns < c.count)
+            prefetch_lines(base + std::size_t((c.lstart + k + prefetch_columns) * tld + r.lstart) * es, run_bytes,
+                           op != array_op::get);
+        };
         if (op != array_op::acc) {
-          for (std::int64_t k = 0; k < c.count; ++k) column(k);
+          for (std::int64_t k = 0; k < c.count; ++k) {
+            column_ahead(k);
+            column(k);
+          }
         } else {
           lcol.resize(std::size_t(c.count));
           for (std::int64_t k = 0; k < c.count; ++k) lcol[std::size_t(k)] = std::int32_t(c.lstart + k);
           engine_.with_stripes(part, lcol.data(), std::int32_t(c.count), [&](std::int32_t k0, std::int32_t k1) {
-            for (std::int32_t k = k0; k < k1; ++k) column(k);
+            for (std::int32_t k = k0; k < k1; ++k) {
+              column_ahead(k);
+              column(k);
+            }
           });
         }
         continue;
