@@ -62,11 +62,7 @@ inline constexpr std::int32_t prefetch_columns = 4;
 }
 template <class T>
 inline void prefetch_runs(const T* col, const std::vector<index_run>& runs) {
-  for (const auto& ru : runs) {
-    const auto b = reinterpret_cast<std::uintptr_t>(col + ru.loc) & ~std::uintptr_t(63);
-    const auto e = reinterpret_cast<std::uintptr_t>(col + ru.loc + ru.len);
-    for (std::uintptr_t a = b; a < e; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a), 1, 3);
-  }
+  for (const auto& ru : runs) prefetch_lines(col + ru.loc, std::size_t(ru.len) * sizeof(T), true);
 }
 
 template <class T>

@@ -81,7 +81,7 @@ template <class R, class Run>
 }
 
 #ifdef ACCRETE_SIMD_AVX2
-// Whether any lane of a comparison mask is set. One vptest (or movmskps)
+// Whether any lane of a comparison mask is set. One vptest (or pmovmskb)
 // instead of spilling the mask to integers and or-ing them: that took more
 // instructions than the check itself, and fewer instructions per run keep
 // more of the runs' target misses in flight. Not always_inline: the AVX2
