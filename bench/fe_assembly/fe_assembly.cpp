@@ -44,6 +44,7 @@
 #include "harness.hpp"
 #include "util/add_scattered.hpp"
 #include "util/huge_pages.hpp"
+#include "util/prefetch.hpp"
 
 #ifdef ACCRETE_BENCH_PETSC
 #include <petscksp.h>
@@ -663,10 +664,8 @@ struct bound_impl : impl {
       // The slots of the element after next, whose loads the target
       // prefetches above would otherwise wait on (as accrete's replay
       // fetches the record after next's).
-      if (std::size_t(s - slot.data()) + 2 * nn <= slot.size()) {
-        const char* sb = reinterpret_cast<const char*>(s + nn);
-        for (std::size_t k = 0; k < nn * sizeof(std::int32_t); k += 64) __builtin_prefetch(sb + k, 0);
-      }
+      if (std::size_t(s - slot.data()) + 2 * nn <= slot.size())
+        accrete::detail::prefetch_lines(s + nn, nn * sizeof(std::int32_t), false);
     }
   }
 };

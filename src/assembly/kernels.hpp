@@ -18,6 +18,7 @@
 #include "assembly/exchange.hpp"
 #include "assembly/repro.hpp"
 #include "assembly/simd.hpp"
+#include "util/prefetch.hpp"
 
 namespace accrete::detail {
 
@@ -47,19 +48,6 @@ inline void make_runs(const std::int32_t* loc, const std::int32_t* pos, std::int
 // run was a cache (and often TLB) miss the core waited on. Issued
 // `prefetch_columns` columns ahead, the misses of several columns overlap.
 inline constexpr std::int32_t prefetch_columns = 4;
-// Every line of [p, p + bytes); `write` as __builtin_prefetch's rw (a
-// constant there, so two calls). Always inlined, and so must be a caller
-// that does nothing else: GCC 12 (-O2, IPA mod-ref) finds a function of
-// prefetches alone free of side effects and deletes the call.
-[[gnu::always_inline]] inline void prefetch_lines(const void* p, std::size_t bytes, bool write) {
-  const auto e = reinterpret_cast<std::uintptr_t>(p) + bytes;
-  for (auto a = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t(63); a < e; a += 64) {
-    if (write)
-      __builtin_prefetch(reinterpret_cast<const void*>(a), 1, 3);
-    else
-      __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);
-  }
-}
 template <class T>
 inline void prefetch_runs(const T* col, const std::vector<index_run>& runs) {
   for (const auto& ru : runs) prefetch_lines(col + ru.loc, std::size_t(ru.len) * sizeof(T), true);

@@ -37,6 +37,7 @@
 #include "assembly/kernels.hpp"
 #include "util/add_scattered.hpp"
 #include "util/huge_pages.hpp"
+#include "util/prefetch.hpp"
 
 namespace accrete {
 namespace detail {
@@ -620,11 +621,8 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     if (r + 1 < nl)
       for (const ref* f = re; f != refs.data() + first[std::size_t(r) + 2]; ++f) {
         const auto [cols, vals, nc, out] = view(*f);
-        const std::size_t bytes = std::size_t(nc) * sizeof(T);
-        for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(vals) + b);
-        if (out)
-          for (std::size_t b = 0; b < std::size_t(nc) * 4; b += 64)
-            __builtin_prefetch(reinterpret_cast<const char*>(out) + b, 1);
+        prefetch_lines(vals, std::size_t(nc) * sizeof(T), false);
+        if (out) prefetch_lines(out, std::size_t(nc) * 4, true);
       }
     const bool same = r > 0 && re - rb == rb - (refs.data() + first[std::size_t(r) - 1]) &&
                       std::equal(rb, re, refs.data() + first[std::size_t(r) - 1],
@@ -1143,10 +1141,8 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     }
     if (c.cursor + 1 < c.records.size()) {
       const auto& nn = c.records[c.cursor + 1];
-      const char* sb = reinterpret_cast<const char*>(c.slots.data() + nn.slot);
-      for (std::size_t k = 0, n = nn.nr * nn.nc * sizeof(std::int32_t); k < n; k += 64) __builtin_prefetch(sb + k, 0);
-      const char* ib = reinterpret_cast<const char*>(c.idx.data() + nn.idx);
-      for (std::size_t k = 0, n = (nn.nr + nn.nc) * sizeof(std::int64_t); k < n; k += 64) __builtin_prefetch(ib + k, 0);
+      prefetch_lines(c.slots.data() + nn.slot, nn.nr * nn.nc * sizeof(std::int32_t), false);
+      prefetch_lines(c.idx.data() + nn.idx, (nn.nr + nn.nc) * sizeof(std::int64_t), false);
     }
   }
   cg.unlock();
