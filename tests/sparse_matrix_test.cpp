@@ -200,11 +200,23 @@ std::vector<own_element> own_list(int q, std::int64_t m, std::int64_t n) {
     own_element el;
     // Every fourth is wide (9..12 columns, the adds go in batches of 8)
     // with a column repeated inside the first batch: both of its adds count.
-    const int nr = 3 + int(g() % 3), nc = k % 4 == 3 ? 9 + int(g() % 4) : 2 + int(g() % 5);
+    // Those at k = 1 and 5 (mod 8) have distinct columns and their first row
+    // twice (wide, then narrow): handed over row-major and contiguous (as
+    // the wide ones with a repeated column at k = 3 mod 8; see add_own), a
+    // batch spans both copies of the row, and all adds count.
+    const bool twice = k % 4 == 1 && k % 3 != 2;
+    const int nr = 3 + int(g() % 3), nc = k % 4 == 3 || k % 8 == 1 ? 9 + int(g() % 4) : 2 + int(g() % 5);
     for (int i = 0; i < nr; ++i) el.rows.push_back(r0 + std::int64_t(g() % std::uint64_t(nl)));
     if (k % 3 == 2) el.rows[1] = std::int64_t(g() % std::uint64_t(m));
+    if (twice) el.rows[1] = el.rows[0];
     for (int j = 0; j < nc; ++j) el.cols.push_back(std::int64_t(g() % std::uint64_t(n)));
-    if (nc > 8) el.cols[7] = el.cols[2];
+    if (twice) {
+      std::sort(el.cols.begin(), el.cols.end());
+      for (int j = 1; j < nc; ++j) el.cols[j] = std::max(el.cols[j], el.cols[j - 1] + 1) % n;
+      std::sort(el.cols.begin(), el.cols.end());
+      el.cols.erase(std::unique(el.cols.begin(), el.cols.end()), el.cols.end());
+    }
+    if (nc > 8 && !twice) el.cols[7] = el.cols[2];
     el.ld = nr;
     own.push_back(el);
   }
@@ -226,7 +238,9 @@ void slot_cache_rounds(const sparse_matrix_options& opt) {
       own_element el = own[k];
       const std::size_t nr = el.rows.size(), nc = el.cols.size();
       el.row_major = mixed_layouts && k % 2 == 1;
-      el.ld = el.row_major ? std::int64_t(nc) + 1 : std::int64_t(nr) + std::int64_t(mixed_layouts ? 2 : 0);
+      // Row-major contiguous at k = 1, 3, 5 (mod 8), padded at k = 7.
+      el.ld = el.row_major ? std::int64_t(nc) + (k % 8 == 7 ? 1 : 0)
+                           : std::int64_t(nr) + std::int64_t(mixed_layouts ? 2 : 0);
       std::vector<T> b(std::size_t(el.ld) * (el.row_major ? nr : nc), T(99));  // padding never read
       for (std::size_t i = 0; i < nr; ++i)
         for (std::size_t j = 0; j < nc; ++j)

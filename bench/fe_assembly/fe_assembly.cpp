@@ -22,8 +22,11 @@
 //
 // Usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb]
 //                          [--rounds R] [--reps K] [--json PATH] [--only NAME[,NAME...]]
+//                          [--layout row|col]
 // (--only NAME[,NAME...] runs those implementations, for profiling; the
-// ratios to the others are then empty)
+// ratios to the others are then empty. --layout: how accrete is handed the
+// element matrices, row-major as they are generated (default) or
+// column-major)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -69,6 +72,10 @@ namespace {
 struct context {
   fe::mesh m;
   int me = 0, np = 1, rounds = 3;
+  // How accrete is handed each element matrix: row-major, as
+  // fe::element_matrix writes it (the default), or column-major (the same
+  // values: the matrices are symmetric), which costs it strided reads.
+  accrete::matrix_layout layout = accrete::matrix_layout::row_major;
   std::vector<std::int64_t> elements;  // mine
   std::int64_t r0 = 0, r1 = 0;         // my rows
   // Entries of each own row in the diagonal columns and the others: the
@@ -197,7 +204,7 @@ struct accrete_impl : impl {
     for (std::int64_t e : c.elements) {
       c.m.element_rows(e, rows.data());
       fe::element_matrix(c.m, round, e, K.data());
-      A->update(K.data(), ne, rows, rows);
+      A->update(K.data(), ne, rows, rows, c.layout);
     }
     A->commit();
   }
@@ -726,7 +733,7 @@ int main(int argc, char** argv) {
 
 namespace {
 int run_bench(int argc, char** argv) {
-  std::string preset_name = "tiny", partition = "slab", json, only;
+  std::string preset_name = "tiny", partition = "slab", json, only, layout = "row";
   int rounds = -1, reps = 1;
   for (int i = 1; i < argc; ++i) {
     if (const char* v = bench::option(argc, argv, i, "--preset"))
@@ -741,18 +748,25 @@ int run_bench(int argc, char** argv) {
       json = v;
     else if (const char* v = bench::option(argc, argv, i, "--only"))
       only = v;
+    else if (const char* v = bench::option(argc, argv, i, "--layout"))
+      layout = v;
     else {
       if (accrete::rank_me() == 0)
         std::fprintf(stderr, "usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb] "
-                             "[--rounds R] [--reps K] [--json PATH] [--only NAME[,NAME...]]\n");
+                             "[--rounds R] [--reps K] [--json PATH] [--only NAME[,NAME...]] [--layout row|col]\n");
       return 2;
     }
+  }
+  if (layout != "row" && layout != "col") {
+    if (accrete::rank_me() == 0) std::fprintf(stderr, "bench_fe_assembly: --layout %s: expected row or col\n", layout.c_str());
+    return 2;
   }
   const fe::preset pre = fe::preset_named(preset_name);
   context c;
   c.me = accrete::rank_me();
   c.np = accrete::rank_n();
   c.rounds = rounds > 1 ? rounds : pre.rounds;
+  c.layout = layout == "row" ? accrete::matrix_layout::row_major : accrete::matrix_layout::col_major;
   c.m = fe::make_mesh(pre.n, pre.d, c.np, partition);
   for (std::int64_t e = 0; e < std::int64_t(c.m.owner_of_element.size()); ++e)
     if (c.m.owner_of_element[std::size_t(e)] == c.me) c.elements.push_back(e);
@@ -862,8 +876,11 @@ int run_bench(int argc, char** argv) {
     return bench::median_ratio(first ? res[a].first : res[a].later, first ? res[ib].first : res[ib].later);
   };
   if (c.me == 0) {
-    std::printf("\nbench_fe_assembly: preset %s (n = %d, d = %d, %lld unknowns), partition %s, P = %d, %d rounds, %d reps\n",
-                pre.name.c_str(), pre.n, pre.d, (long long)c.m.unknowns(), partition.c_str(), c.np, c.rounds, reps);
+    std::printf(
+        "\nbench_fe_assembly: preset %s (n = %d, d = %d, %lld unknowns), partition %s, P = %d, %d rounds, %d reps, "
+        "accrete given %s-major blocks\n",
+        pre.name.c_str(), pre.n, pre.d, (long long)c.m.unknowns(), partition.c_str(), c.np, c.rounds, reps,
+        layout.c_str());
     std::printf("%-15s %12s %12s %12s %12s\n", "implementation", "first [s]", "later [s]", "first/bound", "later/bound");
     for (std::size_t k = 0; k < impls.size(); ++k)
       std::printf("%-15s %12.4g %12.4g %12.3f %12.3f\n", impls[k]->name.c_str(), bench::median(res[k].first),
@@ -874,7 +891,7 @@ int run_bench(int argc, char** argv) {
     f << "{\n  \"benchmark\": \"bench_fe_assembly\",\n  \"preset\": \"" << pre.name << "\",\n  \"n\": " << pre.n
       << ",\n  \"d\": " << pre.d << ",\n  \"unknowns\": " << c.m.unknowns() << ",\n  \"partition\": \"" << partition
       << "\",\n  \"processes\": " << c.np << ",\n  \"rounds\": " << c.rounds << ",\n  \"reps\": " << reps
-      << ",\n  \"checks_failed\": " << failures.size() << ",\n  \"results\": {";
+      << ",\n  \"layout\": \"" << layout << "\",\n  \"checks_failed\": " << failures.size() << ",\n  \"results\": {";
     for (std::size_t k = 0; k < impls.size(); ++k) {
       f << (k ? "," : "") << "\n    \"" << impls[k]->name << "\": {\"first_s\": [";
       for (std::size_t r = 0; r < res[k].first.size(); ++r) f << (r ? ", " : "") << bench::num(res[k].first[r]);

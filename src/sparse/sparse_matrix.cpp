@@ -1097,23 +1097,28 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     std::lock_guard g(e.lock());  // as received packets are applied
     T* v = s.values.data();
     // Row by row: a row's slots ascend through its part of `values`.
-    for (std::size_t i = 0; i < nr; ++i) {
-      if (remote && !own(rows[i])) continue;
-      const T* src = block + std::int64_t(i) * rs;
-      const std::int32_t* si = slot + i * nc;
-      if (exact) {
-        for (std::size_t j = 0; j < nc; ++j) {
-          const std::int64_t k = si[j];
-          const R* from = reinterpret_cast<const R*>(src + std::int64_t(j) * cs);
-          add_run_exact(reinterpret_cast<R*>(v + k), from, w,
-                        [&](std::int32_t q) { spilled.push_back({k * w + q, double(from[q])}); });
+    const bool batched = !exact && op == merge_op::sum && distinct;
+    if (batched && !remote) {
+      add_scattered_rows(v, slot, block, rs, cs, nr, nc);
+    } else {
+      for (std::size_t i = 0; i < nr; ++i) {
+        if (remote && !own(rows[i])) continue;
+        const T* src = block + std::int64_t(i) * rs;
+        const std::int32_t* si = slot + i * nc;
+        if (exact) {
+          for (std::size_t j = 0; j < nc; ++j) {
+            const std::int64_t k = si[j];
+            const R* from = reinterpret_cast<const R*>(src + std::int64_t(j) * cs);
+            add_run_exact(reinterpret_cast<R*>(v + k), from, w,
+                          [&](std::int32_t q) { spilled.push_back({k * w + q, double(from[q])}); });
+          }
+        } else if (batched) {
+          add_scattered(v, si, src, cs, nc);
+        } else if (op == merge_op::sum) {
+          for (std::size_t j = 0; j < nc; ++j) v[si[j]] += src[std::int64_t(j) * cs];
+        } else {
+          for (std::size_t j = 0; j < nc; ++j) v[si[j]] = merge_one(op, v[si[j]], src[std::int64_t(j) * cs]);
         }
-      } else if (op == merge_op::sum && distinct) {
-        add_scattered(v, si, src, cs, nc);
-      } else if (op == merge_op::sum) {
-        for (std::size_t j = 0; j < nc; ++j) v[si[j]] += src[std::int64_t(j) * cs];
-      } else {
-        for (std::size_t j = 0; j < nc; ++j) v[si[j]] = merge_one(op, v[si[j]], src[std::int64_t(j) * cs]);
       }
     }
     e.counted_in_place(nown * nc, !remote);  // the engine counted the update itself
