@@ -145,6 +145,9 @@ class sparse_matrix {
 
   /// A[rows[i], cols[j]] op= block(i, j), where block(i, j) is block[i + j*ld]
   /// (col_major) or block[i*ld + j] (row_major): an element matrix in one call.
+  /// Either layout gives the same result; a repeated update of a contiguous
+  /// row-major block (ld == cols.size() >= 8) is added in one run over its
+  /// entries, the fastest path of later rounds.
   void update(const T* block, std::int64_t ld, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
               matrix_layout lay = matrix_layout::col_major);
   /// A[i, j] op= value.
