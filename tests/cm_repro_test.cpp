@@ -28,6 +28,7 @@
 
 #include "accrete/accrete.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
+#include "assembly/kernels.hpp"
 #include "assembly/simd.hpp"
 
 using namespace accrete;
@@ -140,6 +141,82 @@ T settle(T x, const std::vector<T>& xs) {
   a.add(double(x));
   for (double v : log) a.add(v);
   return a.round<T>();
+}
+
+// The settlement's shortcut (round_sum_fast: one 128-bit integer sum)
+// gives exact_sum's bits wherever it applies, and applies to the usual
+// logged element: a few values of similar size. Ties to even, carries
+// into a new leading bit, cancellation down to a few bits, results next
+// to the subnormal range and terms 60 bits apart are in the mix; where it
+// declines (an exact zero, terms too far apart, a non-finite term, a
+// subnormal or infinite result) settle_sum falls back to exact_sum.
+TEST(Accumulator, SettlementShortcutGivesTheSameBits) {
+  std::mt19937_64 g(11);
+  int taken = 0, declined = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::vector<double> xs;
+    const int n = 1 + int(g() % 40);
+    const int kind = trial % 6;
+    for (int i = 0; i < n; ++i) {
+      switch (kind) {
+        case 0: xs.push_back(spread(g, -3, 3)); break;                                     // general values
+        case 1: xs.push_back(double(std::int64_t(g() % 2001) - 1000) * 0x1p-30); break;    // fixed point
+        case 2: xs.push_back((g() & 1 ? 1.0 : -1.0) * (1.0 + double(g() % 8) * 0x1p-52)); break;  // ties, cancellation
+        case 3: xs.push_back(spread(g, -300, -290)); break;                                 // tiny
+        case 4: xs.push_back(std::ldexp(spread(g, 0, 0), -1000 + int(g() % 40))); break;  // near subnormal
+        default: xs.push_back(spread(g, 0, 0) * std::ldexp(1.0, int(g() % 70))); break;    // up to 70 bits apart
+      }
+    }
+    if (trial % 97 == 0) xs.push_back(-xs[0]);
+    exact_sum all;
+    for (double x : xs) all.add(x);
+    const double want = all.round<double>();
+    double got = 0;
+    if (detail::round_sum_fast(xs.data(), xs.size(), got)) {
+      ++taken;
+      ASSERT_TRUE(same_bits(got, want)) << "trial " << trial << ": " << got << " vs " << want;
+    } else {
+      ++declined;
+    }
+    const double settled =
+        detail::settle_sum(xs[0], xs.size() - 1, [&](std::size_t k) { return xs[1 + k]; });
+    ASSERT_TRUE(same_bits(settled, want)) << "trial " << trial;
+  }
+  EXPECT_GT(taken, 15000);
+  EXPECT_GT(declined, 100);
+  double out = 0;
+  const double inf = std::numeric_limits<double>::infinity(), sub = 0x1p-1070;
+  const double nonfinite[] = {1.0, inf}, tiny[] = {sub, sub}, zero[] = {1.0, -1.0};
+  EXPECT_FALSE(detail::round_sum_fast(nonfinite, 2, out));
+  EXPECT_FALSE(detail::round_sum_fast(tiny, 2, out));
+  EXPECT_FALSE(detail::round_sum_fast(zero, 2, out));
+  // A tie: 1 + 2^-53 rounds to 1 (even), 1 + 3 * 2^-53 to 1 + 2^-51.
+  const double tie[] = {1.0, 0x1p-53}, tie_up[] = {1.0, 0x1p-53, 0x1p-52};
+  ASSERT_TRUE(detail::round_sum_fast(tie, 2, out));
+  EXPECT_EQ(out, 1.0);
+  ASSERT_TRUE(detail::round_sum_fast(tie_up, 3, out));
+  EXPECT_EQ(out, 1.0 + 0x1p-51);
+}
+
+// The settlement's sort of the spill log (radix sort from 4096 entries):
+// every entry kept, in index order, for short and long logs, small and
+// 40-bit indices.
+TEST(Accumulator, SpillLogSortsByIndex) {
+  std::mt19937_64 g(5);
+  for (std::size_t n : {std::size_t(10), std::size_t(4095), std::size_t(4096), std::size_t(100000)})
+    for (std::uint64_t range : {std::uint64_t(3000), std::uint64_t(1) << 40}) {
+      std::vector<detail::assembly_engine::spill> log(n);
+      for (auto& x : log) x = {std::int64_t(g() % range), double(g() % 1000)};
+      auto want = log;
+      detail::sort_spills(log);
+      ASSERT_EQ(log.size(), n);
+      for (std::size_t i = 1; i < n; ++i) ASSERT_LE(log[i - 1].index, log[i].index) << n << " " << i;
+      auto key = [](const auto& a, const auto& b) { return a.index != b.index ? a.index < b.index : a.value < b.value; };
+      std::sort(want.begin(), want.end(), key);
+      std::sort(log.begin(), log.end(), key);
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_TRUE(log[i].index == want[i].index && log[i].value == want[i].value) << n << " " << i;
+    }
 }
 
 TEST(Accumulator, AddOrLogThenSettleIsOrderIndependent) {

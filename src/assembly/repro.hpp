@@ -35,6 +35,75 @@ inline bool add_if_exact(T& dst, T src) noexcept {
   return true;
 }
 
+/// The sum of x[0..n) rounded once to nearest-even double, as exact_sum
+/// gives it, in `out`; false (out untouched) where this shortcut does not
+/// apply: a non-finite term, a term more than 60 bits below the largest,
+/// more than 4096 terms, an exact sum of zero (its sign has rules), or a
+/// result outside the normal range. Every term is then an integer (its
+/// mantissa, shifted by at most 60 bits) times one power of two, and their
+/// sum fits 128 bits. A logged element's terms are typically a few values of
+/// similar size: exact_sum's 67 limbs, zeroed, carried and scanned per
+/// element, made a sparse matrix's reproducible later rounds with general
+/// values 17x the default's time (bench/fe_assembly/README.md).
+inline bool round_sum_fast(const double* x, std::size_t n, double& out) noexcept {
+  if (n == 0 || n > 4096) return false;
+  int top = -1;  // the largest grid position of a term's bit 0 (exact_sum's grid)
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x[i]);
+    const int bexp = int(bits >> 52) & 0x7ff;
+    if (bexp == 0x7ff) return false;
+    if (bits << 1) top = std::max(top, bexp ? bexp - 1 : 0);
+  }
+  if (top < 0) return false;
+  const int base = top - 60;
+  __int128 sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x[i]);
+    if (!(bits << 1)) continue;
+    const int bexp = int(bits >> 52) & 0x7ff;
+    const int pos = bexp ? bexp - 1 : 0;
+    if (pos < base) return false;
+    std::uint64_t m = bits & ((std::uint64_t{1} << 52) - 1);
+    if (bexp) m |= std::uint64_t{1} << 52;
+    const __int128 t = static_cast<__int128>(m) << (pos - base);
+    sum += (bits >> 63) ? -t : t;
+  }
+  if (sum == 0) return false;
+  const bool neg = sum < 0;
+  const unsigned __int128 a = neg ? -static_cast<unsigned __int128>(sum) : static_cast<unsigned __int128>(sum);
+  const auto hi = std::uint64_t(a >> 64), lo = std::uint64_t(a);
+  const int h = hi ? 127 - std::countl_zero(hi) : 63 - std::countl_zero(lo);  // highest set bit
+  std::uint64_t mant;
+  int shift = 0;
+  if (h <= 52) {
+    mant = lo;
+  } else {
+    shift = h - 52;
+    mant = std::uint64_t(a >> shift);
+    const unsigned __int128 rest = a & ((static_cast<unsigned __int128>(1) << shift) - 1);
+    const unsigned __int128 half = static_cast<unsigned __int128>(1) << (shift - 1);
+    if (rest > half || (rest == half && (mant & 1))) ++mant;  // to nearest, ties to even
+  }
+  // mant * 2^e, mant normalised to 53 bits (2^53 after a carry loses a
+  // zero bit), written as the double's fields; a result outside the normal
+  // range would need a second rounding (or overflows): declined.
+  int e = shift + base - 1074;
+  const int nb = 64 - std::countl_zero(mant);
+  if (nb > 53) {
+    mant >>= 1;
+    ++e;
+  } else if (nb < 53) {
+    mant <<= 53 - nb;
+    e -= 53 - nb;
+  }
+  const int lead = e + 52;
+  if (lead < -1022 || lead > 1023) return false;
+  const std::uint64_t bits = (std::uint64_t(neg) << 63) | (std::uint64_t(lead + 1023) << 52) |
+                             (mant & ((std::uint64_t{1} << 52) - 1));
+  out = std::bit_cast<double>(bits);
+  return true;
+}
+
 /// An exact sum of doubles: every finite double is an integer mantissa m
 /// times 2^(p - 1074) for a grid position p in 0..2045; the grid is cut into
 /// 32-bit bins and each bin keeps the signed 64-bit sum of the 32-bit slices
@@ -138,5 +207,26 @@ class exact_sum {
   std::uint32_t flags_ = 0;
   bool all_neg_zero_ = true;
 };
+
+/// x and the n values value(0..n) summed exactly and rounded once to R
+/// (a logged element's settlement): round_sum_fast where it applies, else
+/// exact_sum; both give the same bits.
+template <class R, class Value>
+R settle_sum(R x, std::size_t n, Value&& value) {
+  if constexpr (std::is_same_v<R, double>) {
+    constexpr std::size_t few = 64;
+    if (n < few) {
+      double terms[few];
+      terms[0] = x;
+      for (std::size_t k = 0; k < n; ++k) terms[1 + k] = value(k);
+      double out;
+      if (round_sum_fast(terms, n + 1, out)) return out;
+    }
+  }
+  exact_sum acc;
+  acc.add(double(x));
+  for (std::size_t k = 0; k < n; ++k) acc.add(value(k));
+  return acc.round<R>();
+}
 
 }  // namespace accrete::detail

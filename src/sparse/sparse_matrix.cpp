@@ -639,11 +639,10 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
         std::sort(spilled.begin(), spilled.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
         R* u = reinterpret_cast<R*>(uval.data());
         for (std::size_t i = 0; i < spilled.size();) {
-          exact_sum sum;
-          sum.add(double(u[spilled[i].first]));
           std::size_t j = i;
-          for (; j < spilled.size() && spilled[j].first == spilled[i].first; ++j) sum.add(spilled[j].second);
-          u[spilled[i].first] = sum.round<R>();
+          while (j < spilled.size() && spilled[j].first == spilled[i].first) ++j;
+          R& x = u[spilled[i].first];
+          x = settle_sum(x, j - i, [&](std::size_t k) { return spilled[i + k].second; });
           i = j;
         }
         spilled.clear();
