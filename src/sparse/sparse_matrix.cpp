@@ -717,15 +717,13 @@ void merge_fresh(sparse_state<T>& s, const assembly_shape& shape) {
       if (shape.reproducible) {
         using R = real_t<T>;
         constexpr int w = width<T>;
+        while (j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col) ++j;
         R parts[w];
         for (int c = 0; c < w; ++c) {
-          exact_sum sum;
-          for (std::size_t k = i; k < f.size() && f[k].row == f[i].row && f[k].col == f[i].col; ++k)
-            sum.add(double(reinterpret_cast<const R*>(&f[k].v)[c]));
-          parts[c] = sum.round<R>();
+          auto part = [&](std::size_t k) { return reinterpret_cast<const R*>(&f[k].v)[c]; };
+          parts[c] = settle_sum(part(i), j - i - 1, [&](std::size_t k) { return double(part(i + 1 + k)); });
         }
         std::memcpy(&acc, parts, sizeof acc);
-        while (j < f.size() && f[j].row == f[i].row && f[j].col == f[i].col) ++j;
         add.push_back({f[i].row, f[i].col, acc});
         i = j;
         continue;
