@@ -1,5 +1,6 @@
 // Tests for accrete::future / accrete::promise (single process; no MPI needed
 // unless built with the shared MPI test main).
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -654,6 +656,93 @@ TEST(Async, ProgressThatNeverCompletesBacksOff) {
   EXPECT_TRUE(f.ready());
 }
 #endif
+
+// ---- recycled states ----------------------------------------------------------
+// Small states come from a per-thread free list (detail::state_pool): a block
+// handed out twice, or a large or over-aligned state squeezed into a pooled
+// block, would show up as values overwritten or misplaced here.
+struct alignas(64) wide_aligned {
+  double v[4];
+};
+
+TEST(StatePool, RecycledStatesKeepTheirValues) {
+  using pool = accrete::detail::state_pool;
+  std::vector<promise<>> empties;
+  std::vector<promise<char>> chars;
+  std::vector<promise<double>> doubles;
+  std::vector<promise<std::array<std::uint64_t, 16>>> large;  // larger than a pooled block
+  std::vector<promise<wide_aligned>> aligned;
+  std::vector<future<>> empty_f;
+  std::vector<future<char>> char_f;
+  std::vector<future<double>> double_f;
+  std::vector<future<std::array<std::uint64_t, 16>>> large_f;
+  std::vector<future<wide_aligned>> aligned_f;
+  for (int round = 0; round < 4; ++round) {
+    // Live together, so no two may share a block; the previous round's
+    // blocks are back in the pool and get handed out again.
+    for (int i = 0; i < 3 * int(pool::keep); ++i) {
+      empties.emplace_back();
+      chars.emplace_back();
+      doubles.emplace_back();
+      if (i % 8 == 0) large.emplace_back(), aligned.emplace_back();
+    }
+    for (std::size_t i = 0; i < chars.size(); ++i) {
+      empty_f.push_back(empties[i].get_future());
+      chars[i].fulfill_result(char('a' + (i + round) % 26));
+      doubles[i].fulfill_result(double(i) * 0.5 + round);
+      char_f.push_back(chars[i].finalize());
+      double_f.push_back(doubles[i].finalize());
+    }
+    for (std::size_t i = 0; i < large.size(); ++i) {
+      std::array<std::uint64_t, 16> a;
+      for (std::size_t k = 0; k < a.size(); ++k) a[k] = i * 100 + k + round;
+      large[i].fulfill_result(a);
+      large_f.push_back(large[i].finalize());
+      aligned[i].fulfill_result(wide_aligned{{double(i), double(round), 1.5, -2.0}});
+      aligned_f.push_back(aligned[i].finalize());
+    }
+    for (std::size_t i = 0; i < empties.size(); i += 2) empties[i].finalize();
+    for (std::size_t i = 0; i < chars.size(); ++i) {
+      ASSERT_EQ(char_f[i].result(), char('a' + (i + round) % 26)) << "round " << round << " state " << i;
+      ASSERT_EQ(double_f[i].result(), double(i) * 0.5 + round) << "round " << round << " state " << i;
+      ASSERT_EQ(empty_f[i].is_ready(), i % 2 == 0);
+    }
+    for (std::size_t i = 0; i < large.size(); ++i) {
+      const auto& a = large_f[i].result_reference();
+      for (std::size_t k = 0; k < a.size(); ++k) ASSERT_EQ(a[k], i * 100 + k + round);
+      const wide_aligned& w = aligned_f[i].result_reference();
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(&w) % alignof(wide_aligned), 0u);
+      ASSERT_EQ(w.v[0], double(i));
+      ASSERT_EQ(w.v[1], double(round));
+    }
+    empties.clear(), chars.clear(), doubles.clear(), large.clear(), aligned.clear();
+    empty_f.clear(), char_f.clear(), double_f.clear(), large_f.clear(), aligned_f.clear();
+    if (accrete::detail::state_pool_enabled) {
+      EXPECT_GT(accrete::detail::tls_state_pool.count, 0u);
+    }
+    EXPECT_LE(accrete::detail::tls_state_pool.count, pool::keep);
+  }
+}
+
+TEST(StatePool, ThreadsKeepTheirOwnBlocks) {
+  // Each thread recycles through its own list; a thread that exits releases
+  // what it kept (a sanitizer build would report the blocks otherwise; there
+  // the pool is off, so this checks the values on every thread).
+  std::vector<std::thread> ts;
+  std::vector<long> sums(4, 0);
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([t, &sums] {
+      for (int i = 0; i < 20000; ++i) {
+        promise<long> p;
+        auto f = p.get_future().then([t](long x) { return x + t; });
+        p.fulfill_result(long(i));
+        p.finalize();
+        sums[std::size_t(t)] += f.result();
+      }
+    });
+  for (auto& th : ts) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(sums[std::size_t(t)], 20000L * 19999 / 2 + 20000L * t);
+}
 
 // ---- cost of the hot paths (informational) -----------------------------------
 TEST(Perf, ReadyPaths) {

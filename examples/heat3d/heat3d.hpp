@@ -389,7 +389,9 @@ class solver {
                                  bytes(theirs.str), mine.ext, p, accrete::remote_cx::as_rpc(&solver::halo_arrived, b));
       }
     // Our puts must be complete before this buffer is written again (two
-    // steps on); the neighbours' signals say our halos are filled.
+    // steps on); the neighbours' signals say our halos are filled. A signal
+    // runs after its halo is visible here (remote_cx::as_rpc's semantics:
+    // the target fences before running it), so no fence of our own.
     p.finalize().wait();
     unsigned spins = 0;
     while (signals_[b] < expected) {
@@ -397,7 +399,6 @@ class solver {
       if (signals_[b] < expected) accrete::detail::idle_backoff(spins);
     }
     signals_[b] -= expected;
-    accrete::detail::memory_sync();
   }
 
   config cfg_;

@@ -88,7 +88,8 @@ namespace accrete {
 /// Collective over `t`: returns when every member has entered. Makes
 /// user-level progress while waiting (so RPCs other members depend on still
 /// run) and acts as a memory fence: direct stores made before the barrier
-/// are visible to every member after it.
+/// are visible to every member after it. A team of one returns at once,
+/// without progress or fence: it has nobody to wait for or order against.
 void barrier(const team& t = world());
 
 // ---- operators -------------------------------------------------------------------
