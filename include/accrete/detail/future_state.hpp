@@ -42,11 +42,11 @@ struct callback_node {
 using destroy_fn_t = void (*)(state_base*) noexcept;
 
 /// Small states (state<>, and state<T> of a few words) are recycled through
-/// a per-thread free list instead of malloc and free. A promise made right
-/// after a kernel that streamed the caches and the TLB otherwise pays for
-/// malloc's code and bins as cold pages: a promise<> made, finalized and
-/// waited on took 1.7-2.3 us there on this project's VM (nested paging
-/// makes each cold page ~0.6 us), for a cycle that costs 0.03 us warm.
+/// a per-thread free list instead of malloc and free: a promise<> made,
+/// finalized and waited on costs 3-4 ns instead of 14-16, and right after a
+/// kernel that streamed the caches it touches one line the thread owns
+/// instead of malloc's code and bins (there, 1.6-2.0 us instead of 1.8-3.6,
+/// most of it the kernel's stores draining, on this project's VM).
 /// States belong to the thread that made them (above), so the list needs
 /// no lock; a block freed on another thread joins that thread's list, which
 /// is only memory. Trivial and constant-initialised like thread_queues; the

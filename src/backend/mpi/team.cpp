@@ -281,7 +281,7 @@ void barrier(const team& t) {
   // the TLB, where a fence waits for the kernel's stores to drain (1.4 us
   // here) and every page touched costs a page walk (0.6 us on this VM):
   // with the watch and memory_sync() (a fence and MPI_Win_sync), barrier()
-  // at P = 1 took 2-5 us there, three MPI_Barrier calls 1.9-2.2 us.
+  // at P = 1 took 1.7-5.3 us there, three MPI_Barrier calls 1.4-2.2 us.
   if (t.rank_n() == 1) {
     detail::require_master("accrete::barrier");
     return;
