@@ -77,6 +77,22 @@ TEST(Runtime, SplitTeams) {
   barrier();
 }
 
+// A team of one has nobody to wait for: its barrier returns at once, and
+// processes that make different numbers of them (here rank r makes r + 1)
+// stay in step on the world's collectives and on the small team's others.
+TEST(Runtime, BarrierOnATeamOfOne) {
+  team solo = world().split(rank_me(), 0);
+  ASSERT_EQ(solo.rank_n(), 1);
+  int stores = 0;
+  for (int i = 0; i <= rank_me(); ++i) {
+    ++stores;
+    barrier(solo);
+  }
+  EXPECT_EQ(broadcast(rank_me() * 10 + 3, 0, solo).wait(), rank_me() * 10 + 3);
+  EXPECT_EQ(reduce_all(stores, op_fast_add).wait(), rank_n() * (rank_n() + 1) / 2);
+  barrier();
+}
+
 TEST(Segment, AllocateReuseAndExhaustion) {
   std::size_t before = segment_used();
   auto a = allocate(1000, 64);
