@@ -411,25 +411,30 @@ void run_cm_case(int index) {
 // seconds, but together they draw every option against every layout.
 // COMBINATIONS_SCALE=k runs k times as many (k = 10 for a longer search by
 // hand; k = 0.34 for the multi-host runs, where every round trip crosses
-// TCP: the first third of the same cases).
+// TCP: the first third of the same cases). COMBINATIONS_FIRST=f starts at
+// case f instead of 0, to search cases the suite does not draw.
 int scaled(int n) {
   const char* e = std::getenv("COMBINATIONS_SCALE");
   const double k = e ? std::atof(e) : 1.0;
   return std::max(1, int(n * (k > 0 ? k : 1.0)));
 }
+const int first_case = [] {
+  const char* e = std::getenv("COMBINATIONS_FIRST");
+  return e ? std::max(0, std::atoi(e)) : 0;
+}();
 const int cm_cases = scaled(40);
 
 TEST(Combinations, ConvergentMatrixFloat) {
-  for (int k = 0; k < cm_cases; ++k) run_cm_case<float>(k);
+  for (int k = first_case; k < first_case + cm_cases; ++k) run_cm_case<float>(k);
 }
 TEST(Combinations, ConvergentMatrixDouble) {
-  for (int k = 0; k < cm_cases; ++k) run_cm_case<double>(1000 + k);
+  for (int k = first_case; k < first_case + cm_cases; ++k) run_cm_case<double>(1000 + k);
 }
 TEST(Combinations, ConvergentMatrixComplexFloat) {
-  for (int k = 0; k < cm_cases; ++k) run_cm_case<std::complex<float>>(2000 + k);
+  for (int k = first_case; k < first_case + cm_cases; ++k) run_cm_case<std::complex<float>>(2000 + k);
 }
 TEST(Combinations, ConvergentMatrixComplexDouble) {
-  for (int k = 0; k < cm_cases; ++k) run_cm_case<std::complex<double>>(3000 + k);
+  for (int k = first_case; k < first_case + cm_cases; ++k) run_cm_case<std::complex<double>>(3000 + k);
 }
 
 // ---- dist_array -------------------------------------------------------------------
@@ -669,22 +674,22 @@ void run_da_case(int index) {
 const int da_cases = scaled(30);
 
 TEST(Combinations, DistArrayFloat) {
-  for (int k = 0; k < da_cases; ++k) run_da_case<float>(k);
+  for (int k = first_case; k < first_case + da_cases; ++k) run_da_case<float>(k);
 }
 TEST(Combinations, DistArrayDouble) {
-  for (int k = 0; k < da_cases; ++k) run_da_case<double>(100 + k);
+  for (int k = first_case; k < first_case + da_cases; ++k) run_da_case<double>(100 + k);
 }
 TEST(Combinations, DistArrayComplexFloat) {
-  for (int k = 0; k < da_cases; ++k) run_da_case<std::complex<float>>(200 + k);
+  for (int k = first_case; k < first_case + da_cases; ++k) run_da_case<std::complex<float>>(200 + k);
 }
 TEST(Combinations, DistArrayComplexDouble) {
-  for (int k = 0; k < da_cases; ++k) run_da_case<std::complex<double>>(300 + k);
+  for (int k = first_case; k < first_case + da_cases; ++k) run_da_case<std::complex<double>>(300 + k);
 }
 TEST(Combinations, DistArrayInt32) {
-  for (int k = 0; k < da_cases; ++k) run_da_case<std::int32_t>(400 + k);
+  for (int k = first_case; k < first_case + da_cases; ++k) run_da_case<std::int32_t>(400 + k);
 }
 TEST(Combinations, DistArrayInt64) {
-  for (int k = 0; k < da_cases; ++k) run_da_case<std::int64_t>(500 + k);
+  for (int k = first_case; k < first_case + da_cases; ++k) run_da_case<std::int64_t>(500 + k);
 }
 
 // ---- sparse_matrix ----------------------------------------------------------------
@@ -880,16 +885,16 @@ void run_sm_case(int index) {
 const int sm_cases = scaled(30);
 
 TEST(Combinations, SparseMatrixFloat) {
-  for (int k = 0; k < sm_cases; ++k) run_sm_case<float>(k);
+  for (int k = first_case; k < first_case + sm_cases; ++k) run_sm_case<float>(k);
 }
 TEST(Combinations, SparseMatrixDouble) {
-  for (int k = 0; k < sm_cases; ++k) run_sm_case<double>(100 + k);
+  for (int k = first_case; k < first_case + sm_cases; ++k) run_sm_case<double>(100 + k);
 }
 TEST(Combinations, SparseMatrixComplexFloat) {
-  for (int k = 0; k < sm_cases; ++k) run_sm_case<std::complex<float>>(200 + k);
+  for (int k = first_case; k < first_case + sm_cases; ++k) run_sm_case<std::complex<float>>(200 + k);
 }
 TEST(Combinations, SparseMatrixComplexDouble) {
-  for (int k = 0; k < sm_cases; ++k) run_sm_case<std::complex<double>>(300 + k);
+  for (int k = first_case; k < first_case + sm_cases; ++k) run_sm_case<std::complex<double>>(300 + k);
 }
 
 }  // namespace
