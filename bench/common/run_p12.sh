@@ -5,7 +5,9 @@
 # run in bench/common/results/p12/ (OUT to change); then
 #   /usr/bin/python3 bench/common/p12_table.py
 # prints accrete against the best plain-MPI baseline of the same run, per
-# cell. Uses the existing builds (./x build; MPI=mpich ./x build).
+# cell. Uses the existing builds (./x build; MPI=mpich ./x build), or those
+# under BUILDS (BUILDS/<mpi>/bench/..., for an A/B against another commit's
+# build); FIRST_ROUND numbers the rounds from there (default 1).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-5}
@@ -15,11 +17,13 @@ mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 HWLOC_COMPONENTS=-gl
 export HF_PROXY_SKIP_GA_ELEMENT_CYCLIC=1
 start=$(date +%s)
-for r in $(seq "$ROUNDS"); do
+BUILDS=${BUILDS:-build}
+FIRST_ROUND=${FIRST_ROUND:-1}
+for r in $(seq "$FIRST_ROUND" $((FIRST_ROUND + ROUNDS - 1))); do
   for mpi in $MPIS; do
     if [ "$mpi" = openmpi ]; then run="mpiexec.openmpi --oversubscribe"; unset ARMCI_USE_WIN_ALLOCATE
     else run="mpiexec.mpich"; export ARMCI_USE_WIN_ALLOCATE=0; fi
-    b=build/$mpi/bench
+    b=$BUILDS/$mpi/bench
     go() {  # name, P, node size (real or 1), command...
       local name=$1 p=$2 ns=$3; shift 3
       if [ "$ns" = real ]; then unset ACCRETE_NODE_SIZE; else export ACCRETE_NODE_SIZE=$ns; fi

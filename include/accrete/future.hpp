@@ -58,8 +58,9 @@ namespace accrete {
 void progress();
 
 namespace detail {
-/// Called between unsuccessful progress polls while waiting; yields or sleeps
-/// depending on how long (spins) we have been waiting (defined by the runtime).
+/// Called between unsuccessful progress polls while waiting; spins, yields or
+/// sleeps depending on how long (spins) we have been waiting (defined by the
+/// runtime).
 void idle_backoff(unsigned& spins) noexcept;
 }  // namespace detail
 

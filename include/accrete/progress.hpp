@@ -58,9 +58,10 @@ bool progress_required();
 void discharge();
 
 namespace detail {
-/// Called by wait loops when a poll found nothing to do; yields the CPU
-/// (sched_yield, then short sleeps as `spins` grows) so oversubscribed
-/// processes do not starve the ones they wait for.
+/// Called by wait loops when a poll found nothing to do: returns at once
+/// for the first few idle passes (most waits end within them), then yields
+/// the CPU (sched_yield, then short sleeps as `spins` grows) so
+/// oversubscribed processes do not starve the ones they wait for.
 void idle_backoff(unsigned& spins) noexcept;
 }  // namespace detail
 
