@@ -86,11 +86,34 @@ TEST(FutureReady, MakeFutureEmpty) {
   f.wait();
   f.result();
   EXPECT_EQ(f.result_tuple(), std::tuple<>{});
-  future<> d;  // default future<> is ready
-  EXPECT_TRUE(d.ready());
-  future<> c = d;
+  future<> c = f;
   c = f;
   EXPECT_TRUE(c.ready());
+}
+
+// A default-constructed future, future<> included, is an empty handle that
+// never becomes ready (UPC++'s default constructor); what would wait on it
+// forever throws instead.
+TEST(FutureReady, DefaultConstructedIsNeverReady) {
+  future<> d;
+  EXPECT_FALSE(d.ready());
+  EXPECT_FALSE(d.is_ready());
+  future<> c = d;
+  EXPECT_FALSE(c.ready());
+  EXPECT_THROW(d.wait(), std::logic_error);
+  EXPECT_THROW(d.then([] {}), std::logic_error);
+  EXPECT_THROW(when_all(d, make_future()), std::logic_error);
+  EXPECT_THROW(when_all(make_future(), d, make_future(1)), std::logic_error);
+  EXPECT_THROW(d.result(), std::logic_error);
+  c = make_future();  // assigning makes it useful
+  EXPECT_TRUE(c.ready());
+  future<int> di;
+  EXPECT_FALSE(di.ready());
+  EXPECT_THROW(when_all(di, make_future()), std::logic_error);
+  // then() on a ready future returns the callback's own future: empty here.
+  EXPECT_FALSE(make_future().then([] { return future<>(); }).ready());
+  std::vector<future<>> v(3);
+  for (auto& x : v) EXPECT_FALSE(x.ready());
 }
 
 TEST(FutureReady, MakeFutureValues) {
@@ -331,7 +354,7 @@ TEST(WhenAll, ValuesAmongFutures) {
 
 TEST(WhenAll, EmptyFuturesAndShortcuts) {
   EXPECT_TRUE(when_all().ready());
-  EXPECT_TRUE(when_all(make_future(), make_future(), future<>{}).ready());
+  EXPECT_TRUE(when_all(make_future(), make_future(), make_future()).ready());
   promise<> a, b;
   auto fa = a.get_future();
   auto one = when_all(make_future(), fa, make_future());
@@ -354,7 +377,7 @@ TEST(WhenAll, SameFutureTwiceAndConjoinLoop) {
   promise<int> p;
   auto f = p.get_future();
   auto both = when_all(f, f);
-  future<> all;  // conjoining loop, UPC++ style
+  future<> all = make_future();  // conjoining loop, UPC++ style
   std::vector<promise<>> ps(100);
   for (auto& q : ps) all = when_all(all, q.get_future());
   p.fulfill_result(8);
@@ -545,7 +568,7 @@ TEST(Chains, DroppingUnfulfilledLongChain) {
 
 TEST(Chains, DeepWhenAllTree) {
   std::vector<promise<>> ps(kChain);
-  future<> all;
+  future<> all = make_future();
   for (auto& p : ps) all = when_all(all, p.get_future());
   for (auto& p : ps) p.finalize();
   EXPECT_TRUE(all.ready());

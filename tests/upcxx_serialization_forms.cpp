@@ -71,6 +71,19 @@ struct move_only {
 };
 move_only kept_here;
 
+// A copy constructor that is declared but cannot be instantiated (it copies
+// a member that has none), as class templates often have: only moves of it
+// compile. UPC++'s deserialize_into never copies the element.
+template <class M>
+struct declared_copy {
+  M m;
+  declared_copy() = default;
+  explicit declared_copy(M x) : m(std::move(x)) {}
+  declared_copy(const declared_copy& o) : m(o.m) {}
+  declared_copy(declared_copy&& o) noexcept : m(std::move(o.m)) {}
+  UPCXX_SERIALIZED_FIELDS(m)
+};
+
 }  // namespace
 
 template <>
@@ -184,6 +197,8 @@ TEST(UpcxxSerializationForms, DeserializeIntoStorage) {
   const std::string joined = upcxx::rpc(
                                  right(),
                                  [](upcxx::view<std::string, upcxx::deserializing_iterator<std::string>> v) {
+                                   // Read before the loop: deserialize_into takes each element.
+                                   const std::string first = v[0];
                                    std::string out;
                                    for (auto it = v.begin(); it != v.end(); ++it) {
                                      alignas(std::string) unsigned char room[sizeof(std::string)];
@@ -191,7 +206,7 @@ TEST(UpcxxSerializationForms, DeserializeIntoStorage) {
                                      out += std::to_string(s->size()) + ":" + s->substr(0, 2) + ";";
                                      s->~basic_string();
                                    }
-                                   return out + v[0];
+                                   return out + first;
                                  },
                                  upcxx::make_view(words))
                                  .wait();
@@ -210,5 +225,36 @@ TEST(UpcxxSerializationForms, MoveOnlyValues) {
   EXPECT_EQ(ref.wait_reference().v, 100 + right());  // a move-only result is read in place
   upcxx::dist_object<move_only> d(move_only(upcxx::rank_me() * 3));
   EXPECT_EQ(d.fetch(right()).wait().v, right() * 3);
+  upcxx::barrier();
+}
+
+// A received view of elements that cannot be copied: deserialize_into
+// constructs each one in the caller's storage (moved from the view).
+TEST(UpcxxSerializationForms, DeserializeIntoMoveOnlyElements) {
+  std::vector<move_only> items;
+  for (int i = 0; i < 5; ++i) items.emplace_back(upcxx::rank_me() * 10 + i);
+  std::vector<declared_copy<move_only>> wrapped;
+  for (int i = 0; i < 3; ++i) wrapped.emplace_back(move_only(i + 1));
+  const int sum = upcxx::rpc(
+                      right(),
+                      [](upcxx::view<move_only> v, upcxx::view<declared_copy<move_only>> w) {
+                        int s = 0;
+                        for (auto it = v.begin(); it != v.end(); ++it) {
+                          alignas(move_only) unsigned char room[sizeof(move_only)];
+                          move_only* m = it.deserialize_into(room);
+                          s += m->v;
+                          m->~move_only();
+                        }
+                        for (auto it = w.begin(); it != w.end(); ++it) {
+                          alignas(declared_copy<move_only>) unsigned char room[sizeof(declared_copy<move_only>)];
+                          auto* m = it.deserialize_into(room);
+                          s += 100 * m->m.v;
+                          m->~declared_copy<move_only>();
+                        }
+                        return s;
+                      },
+                      upcxx::make_view(items), upcxx::make_view(wrapped))
+                      .wait();
+  EXPECT_EQ(sum, 5 * 10 * upcxx::rank_me() + 10 + 600);
   upcxx::barrier();
 }

@@ -1398,3 +1398,123 @@ TEST(Upcxx, PromisePreconditionsAreChecked) {
   upcxx::barrier();
   upcxx::delete_array(mine);
 }
+
+// Atomics on any integer type of 32 or 64 bits (UPC++ since 2020.3), not
+// only the fixed-width names: long long and unsigned long long are types
+// of their own beside int64_t and uint64_t on LP64.
+template <class T>
+void count_on_rank_zero() {
+  using upcxx::atomic_op;
+  upcxx::atomic_domain<T> ad({atomic_op::fetch_add, atomic_op::load, atomic_op::bit_xor});
+  upcxx::global_ptr<T> c = upcxx::new_<T>(T(0));
+  const upcxx::global_ptr<T> c0 = upcxx::broadcast(c, 0).wait();
+  const T before = ad.fetch_add(c0, T(upcxx::rank_me() + 1), std::memory_order_relaxed).wait();
+  EXPECT_LE(before, T(upcxx::rank_n() * (upcxx::rank_n() + 1) / 2));
+  upcxx::barrier();
+  EXPECT_EQ(ad.load(c0, std::memory_order_relaxed).wait(), T(upcxx::rank_n() * (upcxx::rank_n() + 1) / 2));
+  upcxx::barrier();
+  if (upcxx::rank_me() == 0) {
+    ad.bit_xor(c0, T(1), std::memory_order_relaxed).wait();
+    EXPECT_EQ(ad.load(c0, std::memory_order_relaxed).wait(), T(upcxx::rank_n() * (upcxx::rank_n() + 1) / 2) ^ T(1));
+  }
+  upcxx::barrier();
+  ad.destroy();
+  upcxx::delete_(c);
+}
+
+TEST(Upcxx, AtomicsOnEveryIntegerSpelling) {
+  count_on_rank_zero<long long>();
+  count_on_rank_zero<unsigned long long>();
+  count_on_rank_zero<long>();
+  count_on_rank_zero<unsigned>();
+  count_on_rank_zero<std::size_t>();
+  count_on_rank_zero<char32_t>();
+}
+
+// copy with a pointer to local memory at either end takes a remote
+// completion too; it runs at dest's owner (the caller, for a get into local
+// memory) in user-level progress, never inside the call.
+TEST(Upcxx, CopyWithALocalEndRunsTheRemoteCompletion) {
+  static int ran = 0, outside_progress = 0;
+  static long seen = 0;
+  ran = outside_progress = 0;
+  seen = 0;
+  const int n = 50, me = upcxx::rank_me();
+  upcxx::global_ptr<int> mine = upcxx::new_array<int>(n);
+  std::fill_n(mine.local(), n, -1);
+  const std::vector<upcxx::global_ptr<int>> all = everyones(mine);
+  std::vector<int> src(n);
+  std::iota(src.begin(), src.end(), me * 1000);
+  upcxx::barrier();
+
+  // A put from local memory: the completion runs at right, after the data.
+  upcxx::copy(src.data(), all[std::size_t(right())], std::size_t(n),
+              upcxx::remote_cx::as_rpc(
+                  [](upcxx::global_ptr<int> p) {
+                    if (!upcxx::in_progress()) ++outside_progress;
+                    seen = std::accumulate(p.local(), p.local() + 50, 0L);
+                    ++ran;
+                  },
+                  all[std::size_t(right())]) |
+                  upcxx::operation_cx::as_future())
+      .wait();
+  while (ran == 0) upcxx::progress();
+  EXPECT_EQ(seen, 50L * left() * 1000 + 50 * 49 / 2);
+  EXPECT_EQ(outside_progress, 0);
+  upcxx::barrier();
+
+  // A get into local memory: the completion runs here, not inside the call.
+  std::vector<int> back(n, 0);
+  ran = 0;
+  upcxx::copy(all[std::size_t(right())], back.data(), std::size_t(n),
+              upcxx::remote_cx::as_rpc([] { ++ran; }) | upcxx::operation_cx::as_future())
+      .wait();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(back[std::size_t(i)], me * 1000 + i) << i;  // right got mine above
+  while (ran == 0) upcxx::progress();
+  EXPECT_EQ(ran, 1);
+  upcxx::barrier();  // left has read my segment before I overwrite it
+
+  // The completion alone (no future to wait for), with the caller as dest's
+  // owner: not run by the call itself.
+  ran = 0;
+  upcxx::copy(src.data(), mine, std::size_t(n), upcxx::remote_cx::as_rpc([] { ++ran; }));
+  EXPECT_EQ(ran, 0);
+  while (ran == 0) upcxx::progress();
+  EXPECT_EQ(mine.local()[n - 1], me * 1000 + n - 1);
+  ran = 0;
+  upcxx::copy(mine, back.data(), 0, upcxx::remote_cx::as_rpc([] { ++ran; }));
+  EXPECT_EQ(ran, 0);
+  while (ran == 0) upcxx::progress();
+  upcxx::barrier();
+  upcxx::delete_array(mine);
+}
+
+// dist_object's value constructor is not explicit (UPC++'s `dist_object(T
+// value, team& = world())`), and `dist_object<T> d({})` holds T{} although
+// the default constructor (inactive) exists too.
+struct holds_a_map {
+  upcxx::dist_object<std::map<int, int>> m;
+  holds_a_map() : m({}) {}
+};
+
+TEST(Upcxx, DistObjectInitializationForms) {
+  const int me = upcxx::rank_me(), right = (me + 1) % upcxx::rank_n();
+  upcxx::dist_object<int> steps = 10 + me;
+  upcxx::dist_object<bool> stop = false;
+  holds_a_map h;
+  (*h.m)[me] = me * me;
+  upcxx::dist_object<std::vector<int>> empty({});
+  upcxx::dist_object<std::vector<int>> three({1, 2, 3});
+  upcxx::dist_object<int> zero({});
+  upcxx::dist_object<int> inactive{};
+  EXPECT_TRUE(steps.is_active());
+  EXPECT_TRUE(empty.is_active());
+  EXPECT_FALSE(inactive.is_active());
+  EXPECT_EQ(steps.fetch(right).wait(), 10 + right);
+  EXPECT_FALSE(stop.fetch(right).wait());
+  EXPECT_EQ(h.m.fetch(right).wait(), (std::map<int, int>{{right, right * right}}));
+  EXPECT_TRUE(empty.fetch(right).wait().empty());
+  EXPECT_EQ(three.fetch(right).wait(), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(zero.fetch(right).wait(), 0);
+  upcxx::barrier();
+}

@@ -2,8 +2,8 @@
 /// \file
 // Remote atomics on global pointers.
 //
-// atomic_domain<T> (T = int32_t, int64_t, uint32_t, uint64_t, float,
-// double) performs atomic read-modify-write operations on objects of type T
+// atomic_domain<T> (T = any integer type of 32 or 64 bits other than bool,
+// such as int32_t, uint64_t, long long or size_t; float, double) performs atomic read-modify-write operations on objects of type T
 // in any process's segment with MPI atomics (MPI_Fetch_and_op,
 // MPI_Compare_and_swap, MPI_Accumulate) on one window over all segments, so
 // operations of all domains are atomic with respect to each other wherever
@@ -66,10 +66,12 @@
 namespace accrete {
 
 namespace detail {
+// Integers go by width and signedness (int64_t, long long and, on LP64,
+// long are one MPI type), as UPC++ takes any 32- or 64-bit integer type.
 template <class T>
 inline constexpr bool atomic_supported =
-    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint32_t> ||
-    std::is_same_v<T, std::uint64_t> || std::is_same_v<T, float> || std::is_same_v<T, double>;
+    (std::is_integral_v<T> && !std::is_same_v<T, bool> && (sizeof(T) == 4 || sizeof(T) == 8)) ||
+    std::is_same_v<T, float> || std::is_same_v<T, double>;
 }  // namespace detail
 
 /// Tag: constructs an inactive atomic_domain.
@@ -85,7 +87,7 @@ inline constexpr inactive_t inactive{};
 template <class T>
 class atomic_domain {
   static_assert(detail::atomic_supported<T>,
-                "accrete::atomic_domain<T>: T must be int32_t, int64_t, uint32_t, uint64_t, float or double");
+                "accrete::atomic_domain<T>: T must be an integer type of 32 or 64 bits (not bool), float or double");
 
  public:
   /// Collective over world (see the header comment).

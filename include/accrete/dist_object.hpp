@@ -44,6 +44,7 @@
 #define ACCRETE_PUBLIC_INCLUDE_DIST_OBJECT
 #endif
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,13 @@ namespace accrete {
 
 template <class T>
 class dist_object;
+
+namespace detail {
+/// The element type of an initializer list that only `{}` produces.
+struct empty_braces {
+  empty_braces() = delete;
+};
+}  // namespace detail
 
 /// A dist_object's name, the same on every member and trivially copyable,
 /// so it can travel in an RPC or be stored (UPC++'s dist_id). here() finds
@@ -118,11 +126,19 @@ class dist_object {
   /// The type of each member's value.
   using value_type = T;
 
-  /// Collective over `t`: this member's instance holds `value`.
-  explicit dist_object(T value, const accrete::team& t = world())
+  /// Collective over `t`: this member's instance holds `value`. Not
+  /// explicit, as in UPC++ (`dist_object<int> steps = 0;`).
+  dist_object(T value, const accrete::team& t = world())
       : team_(&t), key_(detail::dist_next_key(t)), value_(std::move(value)) {
     detail::dist_add(key_, this);
   }
+  /// Collective over `t`: `dist_object<T> d({})` holds T{}. UPC++ programs
+  /// write this for "a value-initialized T"; with the default (inactive)
+  /// constructor it would otherwise be ambiguous between T{} and a moved
+  /// inactive object. Only an empty brace list matches.
+  dist_object(std::initializer_list<detail::empty_braces>, const accrete::team& t = world())
+    requires std::is_default_constructible_v<T>
+      : dist_object(T{}, t) {}
   /// Collective over `t`: constructs this member's value from `args...`.
   template <class... Args>
   dist_object(const accrete::team& t, std::in_place_t, Args&&... args)

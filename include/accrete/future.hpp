@@ -26,9 +26,14 @@
 // fulfilling call on this thread, and the future returned by that then()
 // never becomes ready.
 //
-// Cost: future<> that is ready (make_future(), default construction, then()
-// on a ready future<> with a void callback, when_all of ready future<>s) is a
-// null pointer: no allocation, no refcount traffic. A pending then() costs
+// Default construction (UPC++'s semantics): a future of any T..., future<>
+// included, is an empty handle that never becomes ready; wait(), then() and
+// when_all() on it throw std::logic_error instead of waiting forever. Seed a
+// conjoining loop with make_future().
+//
+// Cost: future<> that is ready (make_future(), then() on a ready future<>
+// with a void callback, when_all of ready future<>s) holds no state: no
+// allocation, no refcount traffic. A pending then() costs
 // one allocation (callback and result state share it); a pending when_all
 // one allocation; copying a handle is a non-atomic increment.
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
@@ -161,10 +166,10 @@ X take(X& x, bool may_move) {
 
 /// A handle to a (possibly not yet available) tuple of values T...; T... may
 /// be empty (future<>: pure completion). Cheap to copy (refcounted). A ready
-/// future<> needs no allocation at all (make_future(), default construction).
-/// A default-constructed non-empty future is an empty handle: never ready,
-/// wait()/then()/result() on it throw std::logic_error. Moved-from futures may
-/// only be assigned to or destroyed.
+/// future<> needs no allocation at all (make_future()). A default-constructed
+/// future is an empty handle, as in UPC++: never ready; wait(), then(),
+/// result() and when_all() on it throw std::logic_error. Moved-from futures
+/// may only be assigned to or destroyed.
 template <class... T>
 class future {
  public:
@@ -173,16 +178,17 @@ class future {
   /// Whether this is future<> (completion only).
   static constexpr bool is_empty = sizeof...(T) == 0;
 
-  /// future<>: ready. future<T...> with T non-empty: empty handle (never ready).
+  /// An empty handle: never ready (UPC++: "a future that will never become
+  /// ready"); only assigning to it is useful.
   future() noexcept = default;
   /// Copies share the state (a reference count); moves take it.
   ///@{
   future(const future& o) noexcept : s_(o.s_) {
-    if (s_) detail::add_ref(s_);
+    if (counted(s_)) detail::add_ref(s_);
   }
   future(future&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
   future& operator=(const future& o) noexcept {
-    if (o.s_) detail::add_ref(o.s_);
+    if (counted(o.s_)) detail::add_ref(o.s_);
     reset(o.s_);
     return *this;
   }
@@ -192,15 +198,14 @@ class future {
   }
   ///@}
   ~future() {
-    if (s_) detail::release(s_);
+    if (counted(s_)) detail::release(s_);
   }
 
   /// True once the values are available. Never makes progress.
   bool ready() const noexcept {
     if constexpr (is_empty)
-      return !s_ || s_->deps == 0;
-    else
-      return s_ && s_->deps == 0;
+      if (s_ == ready_mark()) return true;
+    return s_ && s_->deps == 0;
   }
   /// The same as ready() (the UPC++ v1.0 name, spec section 4.3).
   bool is_ready() const noexcept { return ready(); }
@@ -298,16 +303,26 @@ class future {
 
   future(state_type* s, detail::adopt_tag) noexcept : s_(s) {}
 
+  // A ready future<> holds this mark instead of a state; no state lives at
+  // its address (nothing is allocated below 4 KiB), and it is never
+  // dereferenced or counted.
+  static state_type* ready_mark() noexcept {
+    if constexpr (is_empty)
+      return reinterpret_cast<state_type*>(std::uintptr_t(alignof(state_type)));
+    else
+      return nullptr;
+  }
+  static bool counted(state_type* s) noexcept { return s && s != ready_mark(); }
+
   void reset(state_type* s) noexcept {
     state_type* old = std::exchange(s_, s);
-    if (old) detail::release(old);
+    if (counted(old)) detail::release(old);
   }
   void check_ready(const char* msg) const {
     if (!ready()) detail::throw_logic(msg);
   }
   void wait_ready() const {
-    if constexpr (!is_empty)
-      if (!s_) detail::throw_logic("accrete::future::wait: empty (default-constructed or moved-from) future");
+    if (!s_) detail::throw_logic("accrete::future::wait: empty (default-constructed or moved-from) future");
     unsigned spins = 0;
     while (!ready()) {
       accrete::progress();
@@ -348,6 +363,8 @@ struct future_access {
   static state<T...>* get(const future<T...>& f) noexcept {
     return f.s_;
   }
+  /// A ready future<> (no state).
+  static future<> ready() noexcept { return future<>(future<>::ready_mark(), adopt_tag{}); }
 };
 
 /// Out state<U...> filled with f's result once source state Src is ready.
@@ -440,12 +457,11 @@ detail::then_future_t<std::invoke_result_t<std::decay_t<F>, const T&...>> future
   using Fn = std::decay_t<F>;
   using R = std::invoke_result_t<Fn, const T&...>;
   using Result = detail::then_future_t<R>;
-  if constexpr (!is_empty)
-    if (!s_) detail::throw_logic("accrete::future::then: empty (default-constructed or moved-from) future");
+  if (!s_) detail::throw_logic("accrete::future::then: empty (default-constructed or moved-from) future");
   if (ready()) {  // eager
     if constexpr (std::is_void_v<R>) {
       detail::invoke_with_values(std::forward<F>(f), s_);
-      return Result{};
+      return detail::future_access::ready();
     } else if constexpr (detail::is_future_v<R>) {
       return Result(detail::invoke_with_values(std::forward<F>(f), s_));
     } else {
@@ -466,7 +482,7 @@ detail::then_future_t<std::invoke_result_t<std::decay_t<F>, const T&...>> future
 template <class... T>
 future<T...> make_future(T... results) {
   if constexpr (sizeof...(T) == 0)
-    return future<>{};
+    return detail::future_access::ready();
   else
     return detail::future_access::adopt(new detail::state<T...>(detail::ready_tag{}, std::move(results)...));
 }
@@ -521,7 +537,14 @@ struct when_all_state<future<R...>, Futs...> final : state<R...> {
 
   void complete() {
     if constexpr (!base::is_empty) {
-      auto t = std::apply([](Futs&... f) { return std::tuple_cat(std::move(f).result_tuple()...); }, ins);
+      // An input future<> carries no values, and its slot in ins holds none.
+      auto values = [](auto&& f) {
+        if constexpr (std::remove_cvref_t<decltype(f)>::is_empty)
+          return std::tuple<>{};
+        else
+          return std::move(f).result_tuple();
+      };
+      auto t = std::apply([&](Futs&... f) { return std::tuple_cat(values(std::move(f))...); }, ins);
       ins = {};
       this->set_tuple(std::move(t));
     }
@@ -579,14 +602,16 @@ template <class... Futs>
 typename future_cat<std::remove_cvref_t<Futs>...>::type when_all_futures(Futs&&... fs) {
   using Result = typename detail::future_cat<std::remove_cvref_t<Futs>...>::type;
   if constexpr (sizeof...(Futs) == 0) {
-    return Result{};
+    return detail::future_access::ready();
   } else if constexpr (sizeof...(Futs) == 1) {
     return Result(std::forward<Futs>(fs)...);
   } else {
+    const bool any_empty_handle = (!detail::future_access::get(fs) || ...);
+    if (any_empty_handle) detail::throw_logic("accrete::when_all: empty (default-constructed or moved-from) future");
     const std::size_t pending = (std::size_t{0} + ... + (fs.ready() ? 0u : 1u));
     if (pending == 0) {
       if constexpr (Result::is_empty)
-        return Result{};
+        return detail::future_access::ready();
       else  // the state of Result itself: make_future would decay a reference (future<dist_object<T>&>)
         return std::apply(
             [](auto&&... v) {
@@ -613,8 +638,6 @@ typename future_cat<std::remove_cvref_t<Futs>...>::type when_all_futures(Futs&&.
         if (found) return out;
       }
     }
-    const bool any_empty_handle = ((!std::remove_cvref_t<Futs>::is_empty && !detail::future_access::get(fs)) || ...);
-    if (any_empty_handle) detail::throw_logic("accrete::when_all: empty (default-constructed or moved-from) future");
     using S = detail::when_all_state<Result, std::remove_cvref_t<Futs>...>;
     auto* s = new S(static_cast<std::intptr_t>(pending));
     auto fut = detail::future_access::adopt(static_cast<typename detail::state_of<Result>::type*>(s));

@@ -35,6 +35,7 @@
 #include <bit>
 #include <concepts>
 #include <deque>
+#include <forward_list>
 #include <iterator>
 #include <list>
 #include <map>
@@ -518,9 +519,17 @@ struct container_rule {
     // a short message cannot claim a huge count.
     std::size_t n = r.read_count("container length", 1);
     C c;
-    for (std::size_t i = 0; i < n; ++i) {
-      c.insert(c.end(), r.read<E>());
-      read_empty_marker<E>(r);
+    if constexpr (requires { c.before_begin(); }) {  // forward_list: each after the one before
+      auto at = c.before_begin();
+      for (std::size_t i = 0; i < n; ++i) {
+        at = c.insert_after(at, r.read<E>());
+        read_empty_marker<E>(r);
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        c.insert(c.end(), r.read<E>());
+        read_empty_marker<E>(r);
+      }
     }
     return c;
   }
@@ -535,6 +544,8 @@ struct container_rule {
 template <class T, class A>
 struct serialization<std::list<T, A>> : detail::container_rule<std::list<T, A>, T> {};
 template <class T, class A>
+struct serialization<std::forward_list<T, A>> : detail::container_rule<std::forward_list<T, A>, T> {};
+template <class T, class A>
 struct serialization<std::deque<T, A>> : detail::container_rule<std::deque<T, A>, T> {};
 template <class T, class C, class A>
 struct serialization<std::set<T, C, A>> : detail::container_rule<std::set<T, C, A>, T> {};
@@ -542,6 +553,9 @@ template <class T, class C, class A>
 struct serialization<std::multiset<T, C, A>> : detail::container_rule<std::multiset<T, C, A>, T> {};
 template <class T, class H, class E, class A>
 struct serialization<std::unordered_set<T, H, E, A>> : detail::container_rule<std::unordered_set<T, H, E, A>, T> {};
+template <class T, class H, class E, class A>
+struct serialization<std::unordered_multiset<T, H, E, A>>
+    : detail::container_rule<std::unordered_multiset<T, H, E, A>, T> {};
 template <class K, class V, class C, class A>
 struct serialization<std::map<K, V, C, A>> : detail::container_rule<std::map<K, V, C, A>, std::pair<K, V>> {};
 template <class K, class V, class C, class A>
@@ -549,6 +563,9 @@ struct serialization<std::multimap<K, V, C, A>> : detail::container_rule<std::mu
 template <class K, class V, class H, class E, class A>
 struct serialization<std::unordered_map<K, V, H, E, A>>
     : detail::container_rule<std::unordered_map<K, V, H, E, A>, std::pair<K, V>> {};
+template <class K, class V, class H, class E, class A>
+struct serialization<std::unordered_multimap<K, V, H, E, A>>
+    : detail::container_rule<std::unordered_multimap<K, V, H, E, A>, std::pair<K, V>> {};
 ///@}
 
 /// Rule for optionals: a presence byte, then the value if there is one.

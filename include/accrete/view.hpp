@@ -31,6 +31,29 @@
 
 namespace accrete {
 
+namespace detail {
+/// n elements' room, of which the first `made` are constructed (destroyed
+/// with the array): a received view's elements.
+template <class D>
+struct element_array {
+  static constexpr auto al = std::align_val_t(alignof(D));
+  std::byte* room;
+  std::size_t made = 0;
+  explicit element_array(std::size_t n)
+      : room(static_cast<std::byte*>(::operator new(n ? n * sizeof(D) : 1, al))) {}
+  element_array(const element_array&) = delete;
+  element_array& operator=(const element_array&) = delete;
+  ~element_array() {
+    for (std::size_t i = 0; i < made; ++i) std::launder(reinterpret_cast<D*>(at(i)))->~D();
+    ::operator delete(room, al);
+  }
+  void* at(std::size_t i) const noexcept { return room + i * sizeof(D); }
+  const D* first() const noexcept {
+    return made ? std::launder(reinterpret_cast<const D*>(room)) : reinterpret_cast<const D*>(room);
+  }
+};
+}  // namespace detail
+
 /// The iterator of a received view of T when T is not trivially copyable:
 /// random access over the elements the receiver read back (which the view
 /// keeps alive), and deserialize_into, as UPC++'s deserializing_iterator.
@@ -49,9 +72,17 @@ class element_iterator {
   element_iterator() = default;
   /// At element `p`.
   explicit element_iterator(const D* p) noexcept : p_(p) {}
-  /// Constructs a copy of the element at `storage` (room and alignment for
-  /// a D) and returns it; the caller destroys it.
-  D* deserialize_into(void* storage) const { return ::new (storage) D(*p_); }
+  /// Constructs the element at `storage` (room and alignment for a D) and
+  /// returns it; the caller destroys it. UPC++ reads the element from the
+  /// message again and never copies it (D may have no usable copy
+  /// constructor), so the element the view holds is moved there: each
+  /// element is taken once, and reads as moved-from afterwards.
+  D* deserialize_into(void* storage) const {
+    if constexpr (std::is_move_constructible_v<D>)
+      return ::new (storage) D(std::move(*const_cast<D*>(p_)));
+    else
+      return ::new (storage) D(*p_);
+  }
   /// The element's address.
   const D* base() const noexcept { return p_; }
   /// Random-access iterator operations.
@@ -197,14 +228,16 @@ struct serialization<view<T, Iter>> {
       return deserialized_type(p, p + n, n, std::move(mem));
     } else {
       std::size_t n = r.read_count("view length", 1);
-      auto copy = std::make_shared<std::vector<D>>();
-      copy->reserve(n);
+      // Each element constructed in place and never relocated: a D with a
+      // copy constructor that cannot be instantiated (or no move) arrives.
+      auto copy = std::make_shared<detail::element_array<D>>(n);
       for (std::size_t i = 0; i < n; ++i) {
-        copy->push_back(r.read<T>());
+        r.read_into<T>(copy->at(i));
+        ++copy->made;
         detail::read_empty_marker<T>(r);
       }
       using It = typename deserialized_type::iterator;
-      const D* p = copy->data();
+      const D* p = copy->first();
       return deserialized_type(It(p), It(p + n), n, std::move(copy));
     }
   }

@@ -25,23 +25,36 @@
 //
 // Progress, completion and atomicity are accrete's: see the headers under
 // accrete/ that each section names.
+
+// UPC++'s own headers bring these in (its serialization covers the
+// containers; GASNet's headers bring <assert.h>), and programs written
+// against it use them without including them.
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cctype>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <forward_list>
 #include <functional>
 #include <iostream>
+#include <list>
+#include <map>
 #include <memory>
 #include <new>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -796,67 +809,90 @@ auto rget(global_ptr<S> src, Cxs&& cxs) {
   return detail::deliver(accrete::rget(src), cxs);
 }
 
+namespace detail {
+// The remote completion of a copy, when one was requested (spec: it runs at
+// dest's owner, in its master persona's user-level progress, once the data
+// is there; never inside the call, also when dest is the caller's).
+template <class C, class Cxs>
+std::optional<accrete::remote_cx::rpc_cx> take_remote_cx(Cxs& cxs) {
+  static_assert(copy_cx_ok<C>, "upcxx::copy: takes operation completions and at most one remote_cx::as_rpc only");
+  std::optional<accrete::remote_cx::rpc_cx> rcx;
+  if constexpr (count_in<remote_rpc, C> > 0) rcx.emplace(std::move(std::get<remote_rpc>(cxs.items).cx));
+  return rcx;
+}
+// Sends rcx to `rank` after `data` (the copy's arrival at rank's memory)
+// completes: a put of no bytes with the remote completion, so the RPC
+// leaves after the data, as for rput.
+inline future<> then_remote_cx(future<> data, int rank, std::optional<accrete::remote_cx::rpc_cx> rcx) {
+  if (!rcx) return data;
+  auto r = std::make_shared<accrete::remote_cx::rpc_cx>(std::move(*rcx));
+  return data.then([rank, r] {
+    static constexpr std::byte nothing{};
+    return accrete::detail::put_then_rpc(rank, 0, &nothing, 0, std::move(*r));
+  });
+}
+// A copy from local memory: one rput (with the remote completion, if any).
+template <class T>
+future<> copy_from_local(const T* src, global_ptr<T> dest, std::size_t count,
+                         std::optional<accrete::remote_cx::rpc_cx> rcx) {
+  if (count == 0) {
+    if (!rcx) return make_future();
+    if (!dest) throw accrete::bad_global_ptr("upcxx::copy: remote completion with a null destination");
+    return then_remote_cx(make_future(), dest.where(), std::move(rcx));
+  }
+  return rcx ? accrete::rput(src, dest, count, std::move(*rcx)) : accrete::rput(src, dest, count);
+}
+}  // namespace detail
+
 /// Copies count elements between two global pointers (spec: One-Sided
 /// Communication, copy): either end may be on any process, the source may
 /// point to const, and either may have kind parameter `any` (every pointer
-/// names host memory here).
+/// names host memory here). A remote completion runs at dest.where().
 template <class S, memory_kind Ks, class T, memory_kind Kd, class Cxs = detail::completions<detail::op_future>>
 requires(std::is_same_v<std::remove_const_t<S>, T> && detail::is_completions<std::remove_cvref_t<Cxs>>)
 auto copy(global_ptr<S, Ks> src_any, global_ptr<T, Kd> dest_any, std::size_t count,
           Cxs&& cxs = operation_cx::as_future()) {
-  using C = std::remove_cvref_t<Cxs>;
-  static_assert(detail::copy_cx_ok<C>,
-                "upcxx::copy: takes operation completions and at most one remote_cx::as_rpc only");
+  auto rcx = detail::take_remote_cx<std::remove_cvref_t<Cxs>>(cxs);
   const global_ptr<const T> src = static_kind_cast<memory_kind::host>(src_any);
   const global_ptr<T> dest = static_kind_cast<memory_kind::host>(dest_any);
   if (count > 0 && (!src || !dest))
     throw accrete::bad_global_ptr(std::string("upcxx::copy: null ") + (src ? "destination" : "source") +
                                   " pointer with count " + std::to_string(count));
-  // The remote completion, when requested, goes with the write into dest:
-  // it runs at dest's owner once the data is there.
-  std::optional<accrete::remote_cx::rpc_cx> rcx;
-  if constexpr (detail::count_in<detail::remote_rpc, C> > 0)
-    rcx.emplace(std::move(std::get<detail::remote_rpc>(cxs.items).cx));
-  auto put = [dest, count](const T* from, std::optional<accrete::remote_cx::rpc_cx> r) {
-    return r ? accrete::rput(from, dest, count, std::move(*r)) : accrete::rput(from, dest, count);
-  };
   future<> done;
-  if (count == 0) {
-    static constexpr std::byte nothing{};
-    if (rcx && !dest) throw accrete::bad_global_ptr("upcxx::copy: remote completion with a null destination");
-    done = rcx ? accrete::detail::put_then_rpc(dest.where(), dest.offset(), &nothing, 0, std::move(*rcx))
-               : make_future();
-  } else if (src.is_local()) {
-    done = put(src.local(), std::move(rcx));
-  } else if (dest.is_local() && !rcx) {
-    done = accrete::rget(src, dest.local(), count);
+  if (count == 0 || src.is_local()) {
+    done = detail::copy_from_local(src.local(), dest, count, std::move(rcx));
+  } else if (dest.is_local()) {
+    done = detail::then_remote_cx(accrete::rget(src, dest.local(), count), dest.where(), std::move(rcx));
   } else {
-    // Neither end is reachable by load/store (or dest wants a remote
-    // completion): through this process, then a put.
+    // Neither end is reachable by load/store: through this process, then a put.
     auto buf = std::make_shared<std::vector<T>>(count);
     auto r = std::make_shared<std::optional<accrete::remote_cx::rpc_cx>>(std::move(rcx));
-    done = accrete::rget(src, buf->data(), count).then([buf, r, put] {
-      return put(buf->data(), std::move(*r)).then([buf] {});
+    done = accrete::rget(src, buf->data(), count).then([buf, r, dest, count] {
+      return detail::copy_from_local<T>(buf->data(), dest, count, std::move(*r)).then([buf] {});
     });
   }
   return detail::deliver(done, cxs);
 }
 
 /// copy with a local end (spec: copy takes a global pointer or a pointer
-/// to host memory at either end): an rput or an rget.
+/// to host memory at either end): an rput or an rget. A remote completion
+/// runs at dest's owner: dest.where() for a put, the caller for a get.
 ///@{
 template <class T, memory_kind Kd, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto copy(const T* src, global_ptr<T, Kd> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
-  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
-  return detail::deliver(accrete::rput(src, static_kind_cast<memory_kind::host>(dest), count), cxs);
+  auto rcx = detail::take_remote_cx<std::remove_cvref_t<Cxs>>(cxs);
+  return detail::deliver(
+      detail::copy_from_local(src, static_kind_cast<memory_kind::host>(dest), count, std::move(rcx)), cxs);
 }
 template <class S, memory_kind Ks, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto copy(global_ptr<S, Ks> src, std::remove_const_t<S>* dest, std::size_t count,
           Cxs&& cxs = operation_cx::as_future()) {
-  static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::copy: takes operation completions only");
-  return detail::deliver(accrete::rget(static_kind_cast<memory_kind::host>(src), dest, count), cxs);
+  auto rcx = detail::take_remote_cx<std::remove_cvref_t<Cxs>>(cxs);
+  return detail::deliver(detail::then_remote_cx(accrete::rget(static_kind_cast<memory_kind::host>(src), dest, count),
+                                                accrete::rank_me(), std::move(rcx)),
+                         cxs);
 }
 ///@}
 

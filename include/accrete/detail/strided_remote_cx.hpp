@@ -34,7 +34,7 @@ template <class Rcx>
 std::pair<completion, future<>> transfer_completion(promise<>* p, int rank, Rcx rcx) {
   std::shared_ptr<promise<>> own;
   promise<>* target = p;
-  future<> f;
+  future<> f = make_future();  // p given: the caller waits on p, not on this
   if (!p) {
     own = std::make_shared<promise<>>();
     target = own.get();
