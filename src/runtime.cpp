@@ -17,12 +17,16 @@ void team_init();
 void team_finalize();
 void segment_init();
 void segment_finalize();
+void register_exit_check();
 }  // namespace detail
 
 void init(const init_options& opts) {
   detail::backend_init(opts);
   detail::segment_init();
   detail::team_init();
+  // Last: the exit check must run before the destructors of the statics
+  // that init made (exit_check.cpp).
+  detail::register_exit_check();
 }
 
 void finalize() {

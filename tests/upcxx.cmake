@@ -44,3 +44,33 @@ foreach(np 2 3)
     set_tests_properties(${_name} PROPERTIES ENVIRONMENT "${_env}" TIMEOUT 60 PROCESSORS ${np})
   endforeach()
 endforeach()
+
+# A program that ends without finalize() (tests/exit_check_test.cpp): the
+# job ends as under UPC++/GASNet, status 0 when every process returned, the
+# failing status when one exited with it, and never hangs. One node and
+# every process its own node.
+add_executable(exit_check_test exit_check_test.cpp)
+target_link_libraries(exit_check_test PRIVATE accrete::upcxx)
+foreach(case "return|zero|rank 2 of 3 returns without finalize"
+              "exit3|nonzero|rank 0 exits with status 3 without accrete::finalize"
+              "fork|zero|child exited with 5"
+              "early|nonzero|rank 0 ended without accrete::finalize.*not every process ended|accrete::barrier.*not entered it: 0")
+  string(REPLACE "|" ";" _c "${case}")
+  list(GET _c 0 _mode)
+  list(GET _c 1 _want)
+  list(SUBLIST _c 2 -1 _regex)
+  string(REPLACE ";" "|" _regex "${_regex}")
+  foreach(ns 0 1)
+    set(_env ${ACCRETE_MPI_ENV};ACCRETE_COLLECTIVE_TIMEOUT=5)
+    set(_name exit_check_test.${_mode}.np3)
+    if(ns EQUAL 1)
+      list(APPEND _env ACCRETE_NODE_SIZE=1)
+      set(_name ${_name}.node1)
+    endif()
+    add_test(NAME ${_name}
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh ${_want} "${_regex}"
+              ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${ACCRETE_MPIEXEC_PREFLAGS}
+              $<TARGET_FILE:exit_check_test> ${_mode})
+    set_tests_properties(${_name} PROPERTIES ENVIRONMENT "${_env}" TIMEOUT 60 PROCESSORS 3 LABELS sanitize)
+  endforeach()
+endforeach()

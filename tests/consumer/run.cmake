@@ -132,6 +132,9 @@ file(MAKE_DIRECTORY ${WORK_DIR}/upcxx-meta)
 step("make the upcxx-meta consumer" make -C ${WORK_DIR}/upcxx-meta -f ${SOURCE_DIR}/upcxx-meta/Makefile
      SRC=${SOURCE_DIR} META=${bin}/upcxx-meta)
 expect_2_ok("run the upcxx-meta consumer" ${bin}/upcxx-run -np 2 ${WORK_DIR}/upcxx-meta/upcxx_meta_consumer)
+step("make the upcxx-meta consumer with c++ and PPFLAGS/LIBFLAGS alone" make -C ${WORK_DIR}/upcxx-meta
+     -f ${SOURCE_DIR}/upcxx-meta/Makefile.plain SRC=${SOURCE_DIR} META=${bin}/upcxx-meta)
+expect_2_ok("run the plain upcxx-meta consumer" ${bin}/upcxx-run -np 2 ${WORK_DIR}/upcxx-meta/upcxx_meta_plain)
 execute_process(COMMAND ${bin}/upcxx-run -n 2 -shared-heap 50% ${WORK_DIR}/upcxx-tools/hello
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc EQUAL 0 OR NOT err MATCHES "-shared-heap takes a size like 512M or 2GB, not '50%'")

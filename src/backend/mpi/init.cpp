@@ -155,6 +155,7 @@ void backend_init(const init_options& opts) {
   try {
     MPI_Comm_dup(MPI_COMM_WORLD, &st.world);
     MPI_Comm_dup(MPI_COMM_WORLD, &st.am);
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.exit_comm);
     MPI_Comm_set_errhandler(st.world, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(st.am, MPI_ERRORS_RETURN);
     MPI_Comm_rank(st.world, &st.rank);
@@ -200,7 +201,7 @@ void backend_init(const init_options& opts) {
     (void)simd_isa_from_env();
     check_segment_fits(seg_source, opts.segment_size.has_value());
   } catch (...) {
-    for (MPI_Comm* c : {&st.node, &st.am, &st.world})
+    for (MPI_Comm* c : {&st.node, &st.am, &st.world, &st.exit_comm})
       if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
     if (st.owns_mpi) MPI_Finalize();
     st.owns_mpi = false;
@@ -317,6 +318,7 @@ void backend_finalize() {
   MPI_Comm_free(&st.node);
   MPI_Comm_free(&st.am);
   MPI_Comm_free(&st.world);
+  MPI_Comm_free(&st.exit_comm);
   for (MPI_Comm& c : st.channels)
     if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
   st.channels.clear();

@@ -46,6 +46,12 @@ struct state_t {
   bool verbose = false;
   int rank = 0, size = 1;
   MPI_Comm world = MPI_COMM_NULL, node = MPI_COMM_NULL, am = MPI_COMM_NULL;
+  // Used only by the exit check (exit_check.cpp): its barrier cannot match a
+  // collective that another process is still in.
+  MPI_Comm exit_comm = MPI_COMM_NULL;
+  // Set by world_abort: MPICH's MPI_Abort ends this process with exit(),
+  // whose handler (the exit check) must then not start a second abort.
+  std::atomic<bool> aborting{false};
   std::vector<MPI_Comm> channels;  // open_channel(); MPI_COMM_NULL when free
   std::size_t seg_bytes = 0;
   MPI_Win node_win = MPI_WIN_NULL, world_win = MPI_WIN_NULL;

@@ -153,6 +153,7 @@ std::int64_t world_min(std::int64_t mine, const char* what) {
 }
 
 void world_abort(int code) {
+  st.aborting.store(true);
   MPI_Abort(st.world, code);
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
