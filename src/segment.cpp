@@ -60,6 +60,7 @@ global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment) {
 }
 
 void deallocate(global_ptr<std::byte> p) {
+  if (detail::runtime_ended()) return;  // the segment went with the runtime
   detail::require_initialized("deallocate()");
   if (p.is_null()) return;
   auto it = heap.live.find(p.offset());

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   CHECK(throws<accrete::not_initialized>([] { accrete::allocate(8); }));
   CHECK(throws<accrete::not_initialized>([] { accrete::barrier(); }));
   CHECK(throws<accrete::not_initialized>([] { accrete::finalize(); }));
+  CHECK(throws<accrete::not_initialized>([] { accrete::deallocate(accrete::global_ptr<std::byte>()); }));
   int mpi_up = 0;
   if (mode == "accrete-first") {
     accrete::init();
@@ -61,11 +62,21 @@ int main(int argc, char** argv) {
     CHECK(mpi_up);
     CHECK(throws<accrete::collective_misuse>([] { accrete::init(); }));
     ring();
+    // Memory still allocated at finalize: releasing it afterwards does
+    // nothing (the segment went with the runtime), whereas before the first
+    // init it was an error.
+    auto one = accrete::new_<int>(1);
+    auto many = accrete::new_array<std::string>(2);
+    auto raw = accrete::allocate(16);
     accrete::finalize();
     int fin = 0;
     MPI_Finalized(&fin);
     CHECK(fin);
     CHECK(throws<accrete::not_initialized>([] { accrete::progress(); }));
+    CHECK(throws<accrete::not_initialized>([] { accrete::rank_me(); }));
+    accrete::delete_(one);
+    accrete::delete_array(many);
+    accrete::deallocate(raw);
   } else if (mode == "user-first") {
     MPI_Init(&argc, &argv);
     // Structures that outlive the runtime throw on use, and are destroyed

@@ -55,11 +55,11 @@ foreach(case "return|zero|rank 2 of 3 returns without finalize"
               "exit3|nonzero|rank 0 exits with status 3 without accrete::finalize"
               "fork|zero|child exited with 5"
               "early|nonzero|rank 0 ended without accrete::finalize.*not every process ended|accrete::barrier.*not entered it: 0")
-  string(REPLACE "|" ";" _c "${case}")
-  list(GET _c 0 _mode)
-  list(GET _c 1 _want)
-  list(SUBLIST _c 2 -1 _regex)
-  string(REPLACE ";" "|" _regex "${_regex}")
+  # mode|want|regex (the regex may hold "|" itself)
+  string(REGEX MATCH "^([^|]*)[|]([^|]*)[|](.*)$" _m "${case}")
+  set(_mode ${CMAKE_MATCH_1})
+  set(_want ${CMAKE_MATCH_2})
+  set(_regex "${CMAKE_MATCH_3}")
   foreach(ns 0 1)
     set(_env ${ACCRETE_MPI_ENV};ACCRETE_COLLECTIVE_TIMEOUT=5)
     set(_name exit_check_test.${_mode}.np3)
@@ -74,3 +74,22 @@ foreach(case "return|zero|rank 2 of 3 returns without finalize"
     set_tests_properties(${_name} PROPERTIES ENVIRONMENT "${_env}" TIMEOUT 60 PROCESSORS 3 LABELS sanitize)
   endforeach()
 endforeach()
+
+# RMA on a type that is not TriviallySerializable stops at compile time with
+# UPC++'s words as the first error, for each form (value and array puts and
+# gets, with and without completion requests). Compiler-only, so an Open
+# MPI build checks it for both.
+if(NOT ACCRETE_MPI_FLAVOR STREQUAL "mpich")
+  set(_mpi_inc "")
+  foreach(d ${MPI_CXX_INCLUDE_DIRS})
+    list(APPEND _mpi_inc -I${d})
+  endforeach()
+  foreach(c 1 2 3 4 5 6)
+    add_test(NAME upcxx_rma_type_error.case${c}
+      COMMAND ${CMAKE_CXX_COMPILER} -std=c++20 -fsyntax-only -Wfatal-errors -DCASE=${c}
+              -I${PROJECT_SOURCE_DIR}/include ${_mpi_inc} ${CMAKE_CURRENT_SOURCE_DIR}/upcxx_rma_type_error.cpp)
+    # -Wfatal-errors: the compiler stops at the first error, which must be it.
+    set_tests_properties(upcxx_rma_type_error.case${c} PROPERTIES
+      PASS_REGULAR_EXPRESSION "static assertion failed: upcxx: RMA operations only work on TriviallySerializable types")
+  endforeach()
+endif()

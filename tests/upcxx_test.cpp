@@ -1144,6 +1144,62 @@ TEST(Upcxx, DeclaredTriviallySerializable) {
   }
 }
 
+// Such a type also moves by RMA and the collectives that copy bytes
+// (spec: their T must be DefinitelyTriviallySerializable).
+TEST(Upcxx, DeclaredTriviallySerializableByRma) {
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  upcxx::dist_object<upcxx::global_ptr<pair_with_copy>> mine(upcxx::new_array<pair_with_copy>(4));
+  const upcxx::global_ptr<pair_with_copy> theirs = mine.fetch(right()).wait();
+  upcxx::barrier();
+  // Value and array puts into the right neighbour's slots 0 and 1..2.
+  upcxx::rput(pair_with_copy(me, 0.5), theirs).wait();
+  const pair_with_copy two[2] = {{me + 10, 1.5}, {me + 20, 2.5}};
+  upcxx::rput(two, theirs + 1, 2, upcxx::operation_cx::as_future() | upcxx::remote_cx::as_rpc([] { ++arrived; }))
+      .wait();
+  upcxx::copy(two, theirs + 3, 1).wait();
+  upcxx::barrier();
+  const pair_with_copy* local = mine->local();
+  const int l = left();
+  EXPECT_EQ(local[0].a, l);
+  EXPECT_EQ(local[0].b, 0.5);
+  EXPECT_EQ(local[1].a, l + 10);
+  EXPECT_EQ(local[2].b, 2.5);
+  EXPECT_EQ(local[3].a, l + 10);
+  // Gets back: one value, then an array.
+  const pair_with_copy got = upcxx::rget(theirs).wait();
+  EXPECT_EQ(got.a, me);
+  pair_with_copy back[2];
+  upcxx::rget(theirs + 1, back, 2).wait();
+  EXPECT_EQ(back[0].a, me + 10);
+  EXPECT_EQ(back[1].a, me + 20);
+  EXPECT_EQ(upcxx::rget(theirs + 2, upcxx::operation_cx::as_future()).wait().b, 2.5);
+  // A non-contiguous put into slots 3 and 1, once every process has checked
+  // its slots above.
+  upcxx::barrier();
+  const pair_with_copy more[2] = {{me + 100, 0}, {me + 101, 0}};
+  const std::pair<const pair_with_copy*, std::size_t> src[] = {{&more[0], 1}, {&more[1], 1}};
+  const std::pair<upcxx::global_ptr<pair_with_copy>, std::size_t> dst[] = {{theirs + 3, 1}, {theirs + 1, 1}};
+  upcxx::rput_irregular(std::begin(src), std::end(src), std::begin(dst), std::end(dst)).wait();
+  upcxx::barrier();
+  EXPECT_EQ(local[3].a, l + 100);
+  EXPECT_EQ(local[1].a, l + 101);
+  // Collectives: a buffer broadcast and a reduction with the program's op.
+  pair_with_copy buf[2] = {{me, me * 1.0}, {-me, 0.25}};
+  upcxx::broadcast(buf, 2, n - 1).wait();
+  EXPECT_EQ(buf[0].a, n - 1);
+  EXPECT_EQ(buf[1].a, 1 - n);
+  const pair_with_copy sum =
+      upcxx::reduce_all(pair_with_copy(me, 0.5),
+                        [](const pair_with_copy& x, const pair_with_copy& y) { return pair_with_copy(x.a + y.a, x.b + y.b); })
+          .wait();
+  EXPECT_EQ(sum.a, n * (n - 1) / 2);
+  EXPECT_EQ(sum.b, 0.5 * n);
+  while (arrived < 1) upcxx::progress();
+  arrived = 0;
+  upcxx::barrier();
+  upcxx::delete_array(*mine);
+}
+
 namespace {
 // A class built on a global pointer of any kind, as libraries over UPC++
 // write them (a cache entry, a handle).

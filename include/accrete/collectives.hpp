@@ -176,15 +176,15 @@ void user_op_trampoline(const void* in, void* inout, std::size_t count, const vo
   auto b = static_cast<std::byte*>(inout);
   for (std::size_t i = 0; i < count; ++i) {
     T x, y;
-    std::memcpy(&x, a + i * sizeof(T), sizeof(T));
-    std::memcpy(&y, b + i * sizeof(T), sizeof(T));
+    std::memcpy(static_cast<void*>(std::addressof(x)), a + i * sizeof(T), sizeof(T));
+    std::memcpy(static_cast<void*>(std::addressof(y)), b + i * sizeof(T), sizeof(T));
     T z = op(x, y);
-    std::memcpy(b + i * sizeof(T), &z, sizeof(T));
+    std::memcpy(b + i * sizeof(T), static_cast<const void*>(std::addressof(z)), sizeof(T));
   }
 }
 
 template <class T, class Op>
-inline constexpr bool reduce_ok = std::is_trivially_copyable_v<T>&& std::is_default_constructible_v<T>&&
+inline constexpr bool reduce_ok = moves_as_bytes<T>&& std::is_default_constructible_v<T>&&
     std::is_invocable_r_v<T, const Op&, const T&, const T&>;
 
 /// Starts a reduction of `count` elements; `op` must stay alive until done.
@@ -220,7 +220,7 @@ future<> barrier_async(const team& t = world());
 template <class T>
 future<T> broadcast(T value, int root, const team& t = world()) {
   detail::coll_check_root("broadcast", root, t);
-  if constexpr (std::is_trivially_copyable_v<T>) {
+  if constexpr (detail::moves_as_bytes<T>) {
     auto s = std::make_shared<std::pair<T, promise<T>>>(std::move(value), promise<T>());
     detail::coll_ibcast(&s->first, sizeof(T), root, t, [s] {
       s->second.fulfill_result(std::move(s->first));
@@ -251,8 +251,8 @@ future<T> broadcast(T value, int root, const team& t = world()) {
 /// Broadcasts `count` elements in place: on completion `buffer` at every
 /// member holds the root's elements.
 template <class T>
-requires std::is_trivially_copyable_v<T> future<> broadcast(T* buffer, std::size_t count, int root,
-                                                            const team& t = world()) {
+requires detail::moves_as_bytes<T> future<> broadcast(T* buffer, std::size_t count, int root,
+                                                      const team& t = world()) {
   detail::coll_check_root("broadcast", root, t);
   if (count > std::size_t(-1) / sizeof(T)) throw std::length_error("accrete::broadcast: count overflows");
   auto p = std::make_shared<promise<>>();

@@ -48,7 +48,7 @@ namespace accrete {
 
 namespace detail {
 template <class T>
-inline constexpr bool rma_ok = std::is_trivially_copyable_v<T> && !std::is_void_v<T>;
+inline constexpr bool rma_ok = moves_as_bytes<T>;
 
 template <class T>
 std::size_t checked_bytes(const char* what, global_ptr<T> g, std::size_t count) {
@@ -138,7 +138,7 @@ template <class T>
 requires detail::rma_ok<T> future<> rput(const T& value, global_ptr<T> dest) {
   std::size_t bytes = detail::checked_bytes("rput", dest, 1);
   if (std::byte* base = detail::segment_base(dest.where())) {
-    std::memcpy(base + dest.offset(), &value, bytes);
+    std::memcpy(base + dest.offset(), static_cast<const void*>(std::addressof(value)), bytes);
     return make_future();
   }
   auto keep = std::make_shared<std::pair<T, promise<>>>(value, promise<>());
@@ -168,7 +168,7 @@ requires detail::rma_ok<T> future<T> rget(global_ptr<S> src) {
   std::size_t bytes = detail::checked_bytes("rget", src, 1);
   if (std::byte* base = detail::segment_base(src.where())) {
     T v;
-    std::memcpy(&v, base + src.offset(), bytes);
+    std::memcpy(static_cast<void*>(std::addressof(v)), base + src.offset(), bytes);
     return make_future(v);
   }
   auto keep = std::make_shared<std::pair<T, promise<T>>>();

@@ -132,7 +132,7 @@ future<> irregular_op(bool put, const char* what, const std::vector<local_frag>&
 template <class T, class LIt, class RIt, class LPtr, class LLen, class RPtr, class RLen, class Rcx>
 future<> fragments_op(bool put, const char* what, LIt lb, LIt le, LPtr lptr, LLen llen, RIt rb, RIt re, RPtr rptr,
                       RLen rlen, promise<>* p, Rcx rcx) {
-  static_assert(rma_ok<T>, "irregular transfers: element type must be trivially copyable");
+  static_assert(rma_ok<T>, "irregular transfers: element type must be trivially copyable (or declared trivially serializable)");
   const char* lside = put ? "source" : "destination";
   const char* rside = put ? "destination" : "source";
   std::vector<local_frag> l;

@@ -15,7 +15,10 @@ namespace accrete {
 /// it does not fit. Not thread-safe.
 global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment = alignof(std::max_align_t));
 /// Releases memory from allocate(). The pointer must be the caller's own,
-/// as returned by allocate (throws bad_global_ptr otherwise). Null is a no-op.
+/// as returned by allocate (throws bad_global_ptr otherwise). Null is a no-op,
+/// and so is any pointer after finalize(): the segment ended with the
+/// runtime, so objects that free shared memory in their destructors may
+/// outlive finalize() (deallocate, delete_ and delete_array alike).
 ///@{
 void deallocate(global_ptr<std::byte> p);
 template <class T>
@@ -46,7 +49,7 @@ global_ptr<T> new_(Args&&... args) {
 /// Destroys and frees an object made by new_.
 template <class T>
 void delete_(global_ptr<T> p) {
-  if (p.is_null()) return;
+  if (p.is_null() || detail::runtime_ended()) return;  // no destructor: the object went with its segment
   p.local()->~T();
   deallocate(p);
 }
@@ -84,7 +87,7 @@ global_ptr<T> new_array(std::size_t n) {
 /// Destroys and frees an array made by new_array.
 template <class T>
 void delete_array(global_ptr<T> p) {
-  if (p.is_null()) return;
+  if (p.is_null() || detail::runtime_ended()) return;  // as delete_
   constexpr std::size_t h = detail::array_header<T>();
   auto raw = reinterpret_pointer_cast<std::byte>(p) - std::ptrdiff_t(h);
   std::size_t n = *reinterpret_cast<std::size_t*>(raw.local());

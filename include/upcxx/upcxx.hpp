@@ -146,8 +146,19 @@ inline std::pair<intrank_t, intrank_t> local_team_position() {
   return detail::init_counter().position;
 }
 
-using accrete::rank_me;
-using accrete::rank_n;
+/// This process's rank and the number of processes (spec: Init and
+/// Finalize). After finalize() they keep answering with the values they
+/// had, as UPC++ does outside its debug mode: destructors of objects in
+/// main's scope, which run after finalize(), often ask. Before init()
+/// they throw accrete::not_initialized.
+///@{
+inline intrank_t rank_me() {
+  return accrete::detail::runtime_ended() ? accrete::detail::world_rank() : accrete::rank_me();
+}
+inline intrank_t rank_n() {
+  return accrete::detail::runtime_ended() ? accrete::detail::world_size() : accrete::rank_n();
+}
+///@}
 
 // ---- Global pointers, storage management -------------------------------------------------------
 
@@ -326,7 +337,8 @@ inline std::int64_t shared_segment_used() { return std::int64_t(accrete::segment
 /// Releases memory from allocate() (null: nothing).
 ///@{
 inline void deallocate(void* p) {
-  if (p) accrete::deallocate(accrete::to_global_ptr(static_cast<std::byte*>(p)));
+  if (p && !accrete::detail::runtime_ended())
+    accrete::deallocate(accrete::to_global_ptr(static_cast<std::byte*>(p)));
 }
 ///@}
 using accrete::deallocate;
@@ -716,8 +728,21 @@ void check_put_cx() {
                 "upcxx: at most one of source_cx::as_blocking and source_cx::as_buffered per call");
 }
 
+// UPC++'s words for RMA on a type that cannot move as bytes (its own
+// static_assert says "TriviallySerializable" too), rather than a list of
+// overloads that did not match. A class, so that the assertion fires where
+// it is named, before the call that would not match.
+template <class T>
+struct rma_type {
+  static_assert(accrete::detail::rma_ok<T>,
+                "upcxx: RMA operations only work on TriviallySerializable types; this type is not trivially "
+                "copyable (specialize upcxx::is_trivially_serializable<T> to true if its bytes may be copied)");
+  static constexpr bool ok = true;
+};
+
 template <class T, class... C>
 auto put_value(const T& value, global_ptr<T> dest, completions<C...>& cxs) {
+  static_assert(rma_type<T>::ok);
   check_put_cx<C...>();
   future<> done;
   if constexpr (count_of<remote_rpc, C...> > 0)
@@ -729,6 +754,7 @@ auto put_value(const T& value, global_ptr<T> dest, completions<C...>& cxs) {
 
 template <class T, class... C>
 auto put(const T* src, global_ptr<T> dest, std::size_t count, completions<C...>& cxs) {
+  static_assert(rma_type<T>::ok);
   check_put_cx<C...>();
   std::shared_ptr<std::vector<T>> copy;
   if constexpr (count_of<src_buffered, C...> > 0) {
@@ -768,6 +794,32 @@ using accrete::rput_irregular;
 using accrete::rput_regular;
 using accrete::rput_strided;
 
+/// RMA of a type that is not TriviallySerializable: a compile-time error
+/// naming the requirement (accrete's forms above take only the others).
+///@{
+template <class T>
+requires(!accrete::detail::rma_ok<T>) future<> rput(const T&, global_ptr<T>) {
+  static_assert(detail::rma_type<T>::ok);
+  return {};
+}
+template <class T>
+requires(!accrete::detail::rma_ok<T>) future<> rput(const T*, global_ptr<T>, std::size_t) {
+  static_assert(detail::rma_type<T>::ok);
+  return {};
+}
+template <class S>
+requires(!accrete::detail::rma_ok<std::remove_const_t<S>>) future<std::remove_const_t<S>> rget(global_ptr<S>) {
+  static_assert(detail::rma_type<std::remove_const_t<S>>::ok);
+  return {};
+}
+template <class S>
+requires(!accrete::detail::rma_ok<std::remove_const_t<S>>) future<> rget(global_ptr<S>, std::remove_const_t<S>*,
+                                                                         std::size_t) {
+  static_assert(detail::rma_type<std::remove_const_t<S>>::ok);
+  return {};
+}
+///@}
+
 /// Copies count elements from src to dest (spec: One-Sided Communication). Completions as
 /// requested (default: a future for operation completion).
 template <class T, class Cxs>
@@ -793,6 +845,7 @@ template <class S, class T = std::remove_const_t<S>, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count,
           Cxs&& cxs) {
+  static_assert(detail::rma_type<T>::ok);
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
   if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
     accrete::rget(src, dest, count, std::get<0>(cxs.items).p);
@@ -805,6 +858,7 @@ auto rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count,
 template <class S, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget(global_ptr<S> src, Cxs&& cxs) {
+  static_assert(detail::rma_type<std::remove_const_t<S>>::ok);
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
   return detail::deliver(accrete::rget(src), cxs);
 }
@@ -1662,6 +1716,13 @@ struct accrete::serialization<T> {
   }
   ///@}
 };
+
+/// Such a type also moves by RMA and the byte-wise collectives (rput, rget,
+/// copy, broadcast of a buffer, reductions), as UPC++ allows for any
+/// DefinitelyTriviallySerializable type.
+template <class T>
+requires(!std::is_trivially_copyable_v<T> && upcxx::is_trivially_serializable<T>::value)
+struct accrete::detail::declared_bytewise<T> : std::true_type {};
 
 /// upcxx::bind's result travels as its function, then its bound values.
 template <class F, class... B>

@@ -37,6 +37,10 @@ bool runtime_up() noexcept;
 /// init() again, and so on; 0 while none is. Objects remember the one they
 /// were made in: under another they only free their own memory.
 std::uint64_t runtime_generation() noexcept;
+/// True once a runtime has been finalized (or left by a forked child) and
+/// none is up: releasing shared memory is then a no-op, since the segment
+/// and every object in it ended with that runtime.
+bool runtime_ended() noexcept;
 
 int world_rank() noexcept;
 int world_size() noexcept;

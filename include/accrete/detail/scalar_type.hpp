@@ -55,4 +55,14 @@ constexpr scalar_type element_type_of() {
 /// Reduction and atomic operations. replace and no_op are for atomics only.
 enum class scalar_op : int { add, mul, min, max, band, bor, bxor, replace, no_op };
 
+/// Types that RMA and the collectives move as their bytes: the trivially
+/// copyable ones, and any type a layer on top declares so. upcxx.hpp
+/// declares a type whose upcxx::is_trivially_serializable the program
+/// specialized to true, since UPC++ lets such a type travel by RMA too.
+template <class T>
+struct declared_bytewise : std::false_type {};
+template <class T>
+inline constexpr bool moves_as_bytes =
+    !std::is_void_v<T> && (std::is_trivially_copyable_v<T> || declared_bytewise<std::remove_cv_t<T>>::value);
+
 }  // namespace accrete::detail

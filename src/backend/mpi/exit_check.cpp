@@ -92,17 +92,7 @@ bool wait_for_everyone(double limit, std::size_t& dropped) {
 }
 
 void close_at_exit() {
-  watch_finalize();
-  close_live_blocks();
-  close_windows(st.node_win, st.world_win, st.world_is_node);
-  st.node_win = st.world_win = MPI_WIN_NULL;
-  close_rings();
-  close_node_sync();
-  for (MPI_Comm* c : {&st.node, &st.am, &st.world, &st.exit_comm})
-    if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
-  for (MPI_Comm& c : st.channels)
-    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
-  st.up = false;
+  close_runtime();
   if (st.owns_mpi) MPI_Finalize();
 }
 

@@ -290,6 +290,23 @@ void finalize_drain() {
   collective_end(t);
 }
 
+void close_runtime() {
+  watch_finalize();
+  close_live_blocks();
+  close_windows(st.node_win, st.world_win, st.world_is_node);
+  st.node_win = st.world_win = MPI_WIN_NULL;
+  close_rings();
+  close_node_sync();
+  datatype_cache().clear();
+  for (MPI_Comm* c : {&st.node, &st.am, &st.world, &st.exit_comm})
+    if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+  for (MPI_Comm& c : st.channels)
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  st.channels.clear();
+  st.up = false;
+  st.generation = 0;
+}
+
 void backend_finalize() {
   if (!st.up) throw not_initialized("accrete::finalize: the runtime is not initialized");
   stop_progress_thread();
@@ -308,22 +325,7 @@ void backend_finalize() {
     wait_request(&r, t);
     collective_end(t);
   }
-  watch_finalize();
-  close_live_blocks();
-  close_windows(st.node_win, st.world_win, st.world_is_node);
-  st.node_win = st.world_win = MPI_WIN_NULL;
-  close_rings();
-  close_node_sync();
-  datatype_cache().clear();
-  MPI_Comm_free(&st.node);
-  MPI_Comm_free(&st.am);
-  MPI_Comm_free(&st.world);
-  MPI_Comm_free(&st.exit_comm);
-  for (MPI_Comm& c : st.channels)
-    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
-  st.channels.clear();
-  st.up = false;
-  st.generation = 0;
+  close_runtime();
   st.ready.clear();
   st.inbox.clear();
   st.to_self.clear();
@@ -333,6 +335,7 @@ void backend_finalize() {
 
 bool runtime_up() noexcept { return st.up; }
 std::uint64_t runtime_generation() noexcept { return st.generation; }
+bool runtime_ended() noexcept { return !st.up && generation_counter > 0; }
 
 void require_initialized(const char* what) {
   if (!st.up) throw not_initialized(std::string("accrete: ") + what + " called while the runtime is not initialized");

@@ -232,6 +232,10 @@ void start_progress_thread();
 // master queue; at finalize it lets go of every queue it pushed.
 void threads_init(bool par);
 void threads_finalize();
+/// Closes what finalize() and a clean exit without it both close: windows
+/// (also of live data structures), rings, node sync, datatypes and
+/// communicators; marks the runtime down.
+void close_runtime();
 void stop_progress_thread();
 // messages.cpp
 void open_rings();

@@ -200,9 +200,12 @@ struct shared_block::windows {
 namespace {
 // Every block whose windows are open, oldest first. Blocks are created and
 // destroyed by the thread that drives the runtime.
+// Never destroyed: a static shared_block elsewhere (the collective watch's)
+// may be released by a static destructor after this one would have run, as
+// when a program (or a child it forked) exits without finalize.
 std::vector<shared_block::windows*>& live_blocks() {
-  static std::vector<shared_block::windows*> v;
-  return v;
+  static auto* v = new std::vector<shared_block::windows*>;
+  return *v;
 }
 }  // namespace
 
