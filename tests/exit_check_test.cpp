@@ -24,6 +24,17 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   const int me = upcxx::rank_me(), n = upcxx::rank_n();
   if (std::strcmp(mode, "return") == 0) {
+    // A strided put first: its MPI datatypes (to a process on another
+    // node) are cached by the runtime, and the exit must close that cache
+    // too, after static destructors have run.
+    upcxx::dist_object<upcxx::global_ptr<int>> cells(upcxx::new_array<int>(64 * 64));
+    const upcxx::global_ptr<int> next = cells.fetch((me + 1) % n).wait();
+    std::vector<int> block(32 * 32, me);
+    upcxx::rput_strided<2>(block.data(), {{sizeof(int), 32 * sizeof(int)}}, next, {{sizeof(int), 64 * sizeof(int)}},
+                           {{32, 32}})
+        .wait();
+    upcxx::barrier();
+    if (cells->local()[64 + 1] != (me + n - 1) % n) std::abort();
     std::vector<char> payload(1 << 20, 'x');
     upcxx::rpc_ff((me + 1) % n, [](const std::vector<char>& v) {
       if (v.size() != (1u << 20)) std::abort();

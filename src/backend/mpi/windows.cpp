@@ -323,9 +323,12 @@ std::byte* shared_block::peer(int rank) const noexcept {
 
 namespace accrete::detail {
 
+// Never destroyed, as live_blocks(): first used after init, it would be
+// destroyed before the exit check (exit_check.cpp) that closes the runtime
+// of a program ending without finalize, and that clears it.
 type_cache& datatype_cache() {
-  static type_cache c;
-  return c;
+  static auto* c = new type_cache;
+  return *c;
 }
 
 namespace {
