@@ -86,17 +86,17 @@ void mpi_user_trampoline(void* in, void* inout, int* len, MPI_Datatype* dt) {
   MPI_Type_get_attr(*dt, type_keyval, &attr, &found);
   if (!found || !attr) {
     std::fprintf(stderr, "accrete: user reduction called on a datatype without its operator\n");
-    MPI_Abort(MPI_COMM_WORLD, 4);
+    world_abort(4);
   }
   auto u = static_cast<const user_ctx*>(attr);
   try {
     u->fn(in, inout, std::size_t(*len), u->ctx);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "accrete: a user reduction operator threw: %s\n", e.what());
-    MPI_Abort(MPI_COMM_WORLD, 4);
+    world_abort(4);
   } catch (...) {
     std::fprintf(stderr, "accrete: a user reduction operator threw\n");
-    MPI_Abort(MPI_COMM_WORLD, 4);
+    world_abort(4);
   }
 }
 

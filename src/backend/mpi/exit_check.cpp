@@ -126,9 +126,7 @@ void at_exit(int status, void*) {
                  "accrete: rank %d exits with status %d without accrete::finalize() (upcxx::finalize()); "
                  "ending the job\n",
                  st.rank, status);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, status);
-    return;
+    world_abort(status);
   }
   const double limit = collective_timeout() > 0 ? collective_timeout() : default_exit_wait;
   if (st.rank == 0)
@@ -154,8 +152,7 @@ void at_exit(int status, void*) {
                "accrete: rank %d ended without accrete::finalize() (upcxx::finalize()), and within %.0f s "
                "not every process ended too (one may wait for this one); ending the job\n",
                st.rank, limit);
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  world_abort(1);
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 // structures (their constructors, commits and exchanges), and the opaque
 // request handle they return.
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "accrete/error.hpp"
@@ -154,7 +156,14 @@ std::int64_t world_min(std::int64_t mine, const char* what) {
 
 void world_abort(int code) {
   st.aborting.store(true);
-  MPI_Abort(st.world, code);
+  // The launcher forwards a process's output on its own schedule: MPICH's
+  // Hydra, tearing the job down on the abort, may drop the diagnostic this
+  // process wrote just before (seen on a loaded machine). A moment first.
+  std::fflush(nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  // MPI_COMM_WORLD: also called on the way out, when the runtime's own
+  // communicators may already be freed.
+  MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 
