@@ -1144,6 +1144,30 @@ TEST(Upcxx, DeclaredTriviallySerializable) {
   }
 }
 
+// A received view of such a type is walked by `const T*` into the message,
+// as UPC++'s view_default_iterator gives for a TriviallySerializable T.
+TEST(Upcxx, DeclaredTriviallySerializableView) {
+  static_assert(std::is_same_v<upcxx::view<pair_with_copy>::iterator, const pair_with_copy*>);
+  static_assert(std::is_same_v<upcxx::deserialized_type_t<upcxx::view<pair_with_copy>>, upcxx::view<pair_with_copy>>);
+  std::vector<pair_with_copy> v;
+  const int me = upcxx::rank_me();
+  for (int i = 0; i < 7; ++i) v.emplace_back(me * 100 + i, i * 0.5);
+  const double sum = upcxx::rpc(
+                         right(),
+                         [](upcxx::view<pair_with_copy> got, int from) {
+                           const pair_with_copy* p = got.begin();  // compiles only for a pointer
+                           double s = 0;
+                           for (std::size_t i = 0; i < got.size(); ++i) {
+                             if (p[i].a != from * 100 + int(i) || p[i].b != double(i) * 0.5) return -1.0;
+                             s += p[i].b;
+                           }
+                           return got.end() - got.begin() == 7 ? s : -2.0;
+                         },
+                         upcxx::make_view(v.begin(), v.end()), me)
+                         .wait();
+  EXPECT_EQ(sum, 10.5);
+}
+
 // Such a type also moves by RMA and the collectives that copy bytes
 // (spec: their T must be DefinitelyTriviallySerializable).
 TEST(Upcxx, DeclaredTriviallySerializableByRma) {

@@ -94,6 +94,13 @@ constexpr bool rule_enabled() {
 template <class T>
 inline constexpr bool bytewise = !has_serialization_rule<T> && std::is_trivially_copyable_v<T>;
 
+/// T travels as its object's bytes: bytewise, or a rule that says it writes
+/// exactly the object's bytes (`static constexpr bool object_bytes = true`,
+/// as UPC++'s declared trivially serializable types do). A received view of
+/// such a T may then point into the message.
+template <class T>
+inline constexpr bool flat_bytes = bytewise<T> || requires { requires serialization<T>::object_bytes; };
+
 template <class T>
 struct deserialized {
   using type = T;

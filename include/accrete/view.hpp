@@ -5,14 +5,15 @@
 // The sender makes a view over any range with make_view(begin, end) (the
 // elements are serialized when the RPC is sent; the range need not outlive
 // the call). The receiver's parameter is view<T> (= view<T,
-// deserializing_iterator<T>>): for trivially copyable T a non-owning span
-// over the incoming message buffer (the iterator is const T*), valid only
-// during the RPC call. Do not keep it (copy the elements out instead). For
-// trivially copyable T no copy is made on receipt when the data is suitably
-// aligned in the buffer (always, for alignof(T) <= 16); otherwise, and for
-// non-trivially-copyable T, the view owns a private copy, which the
-// iterator walks (deserialize_into constructs a copy of an element where
-// the caller says, UPC++'s deserializing_iterator).
+// deserializing_iterator<T>>): for a T that travels as its bytes (trivially
+// copyable, or declared trivially serializable under <upcxx/upcxx.hpp>) a
+// non-owning span over the incoming message buffer (the iterator is const
+// T*), valid only during the RPC call. Do not keep it (copy the elements out
+// instead). No copy is made on receipt when the data is suitably aligned in
+// the buffer (always, for alignof(T) <= 16); otherwise, and for any other T,
+// the view owns a private copy, which the iterator walks (deserialize_into
+// constructs a copy of an element where the caller says, UPC++'s
+// deserializing_iterator).
 //
 // A view's length is checked against the message: a length running past the
 // buffer throws accrete::serialization_error naming the sender.
@@ -113,7 +114,7 @@ class element_iterator {
 /// elements read back. UPC++'s deserializing_iterator<T>.
 template <class T>
 using deserializing_iterator =
-    std::conditional_t<detail::bytewise<std::remove_cv_t<T>>, const deserialized_type_t<T>*,
+    std::conditional_t<detail::flat_bytes<std::remove_cv_t<T>>, const deserialized_type_t<T>*,
                        element_iterator<detail::member_deserialized_t<T>>>;
 
 /// A sequence of `size()` elements of T between two iterators of type Iter.
@@ -174,16 +175,17 @@ auto make_view(const C& c) -> decltype(make_view(std::begin(c), std::end(c))) {
   return make_view(std::begin(c), std::end(c));
 }
 
-/// Wire format: 64-bit count; for bytewise T, padding to alignof(T) and the
-/// elements' bytes; otherwise each element by its rule.
+/// Wire format: 64-bit count; for T that travels as its bytes, padding to
+/// alignof(T) and the elements' bytes; otherwise each element by its rule.
 template <class T, class Iter>
 struct serialization<view<T, Iter>> {
-  /// The rule's protocol (see serialization<T>); a received view of a
-  /// bytewise T points into the message buffer, without a copy.
+  /// The rule's protocol (see serialization<T>); a received view of a T
+  /// that travels as its bytes points into the message buffer, without a
+  /// copy.
   ///@{
   static constexpr bool enabled = is_serializable_v<T>;
   using deserialized_type = view<deserialized_type_t<T>>;
-  static constexpr bool flat = detail::bytewise<T> && !std::is_same_v<T, bool>;
+  static constexpr bool flat = detail::flat_bytes<T> && !std::is_same_v<T, bool>;
 
   static void serialize(writer& w, const view<T, Iter>& v) {
     w.write_size(v.size());

@@ -1706,8 +1706,10 @@ template <class T>
 requires(!std::is_trivially_copyable_v<T> && upcxx::is_trivially_serializable<T>::value &&
          !upcxx::detail::user_rule<T>)
 struct accrete::serialization<T> {
-  /// accrete's rule protocol: the object's bytes.
+  /// accrete's rule protocol: the object's bytes (so a received view of T
+  /// is walked by `const T*`, as in UPC++).
   ///@{
+  static constexpr bool object_bytes = true;
   static void serialize(accrete::writer& w, const T& x) { w.write_bytes(std::addressof(x), sizeof(T)); }
   static T deserialize(accrete::reader& r) {
     alignas(T) std::byte storage[sizeof(T)];
