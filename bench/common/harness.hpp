@@ -6,12 +6,33 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <vector>
 
 #include <mpi.h>
 
 namespace bench {
+
+/// An allocator whose blocks start on a cache line, as every slice of
+/// accrete's storage does (src/backend/mpi/windows.cpp). The plain-MPI
+/// baselines' and the references' target arrays use it, so that a run of
+/// 16 floats at an aligned index is one line for them as it is for accrete:
+/// glibc places a large std::vector 16 bytes past a page, where the same run
+/// spans two lines (bench/hessian README, "Aligned baselines").
+template <class T>
+struct line_allocator {
+  using value_type = T;
+  static constexpr std::align_val_t line{64};
+  line_allocator() = default;
+  template <class U>
+  line_allocator(const line_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), line)); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, line); }
+  friend bool operator==(const line_allocator&, const line_allocator&) noexcept { return true; }
+};
+template <class T>
+using line_vector = std::vector<T, line_allocator<T>>;
 
 /// Seconds on a monotonic clock; under SimGrid's SMPI (ACCRETE_SMPI
 /// builds) the simulated clock, which the host's clock knows nothing of.

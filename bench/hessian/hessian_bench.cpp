@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
                        rt.emplace();
                        return r;
                      }});
-  std::vector<float> mat;
+  bench::line_vector<float> mat;  // the baselines' local matrix, aligned as accrete's storage
   // Rounds: one call per round into the same storage, zeroed once; T is
   // per round, the checksum that of one round.
   auto baseline = [&](auto fn) {

@@ -1,6 +1,8 @@
 // Plain-MPI baselines for the "hessian" workload; see mpi_baselines.hpp.
 #include "mpi_baselines.hpp"
 
+#include "harness.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -499,7 +501,7 @@ baseline_timing local_apply_reference(const params& prm, MPI_Comm comm) {
   // real local matrices.
   const int64_t rows = numroc(prm.N, MB, 0, 0, Pr), cols = numroc(prm.N, NB, 0, 0, Pc);
   const int64_t ld = std::max<int64_t>(1, rows);
-  std::vector<float> priv(static_cast<std::size_t>(ld * cols), 0.0f);
+  line_vector<float> priv(static_cast<std::size_t>(ld * cols), 0.0f);
   const double t0 = run_updates(prm, comm, rank, Pr, Pc, t, [&](const pattern& pat, const update& up) {
     // Every owner's part, at the owner's local positions, into our array:
     // the same adds the owners perform together, without moving any data.
@@ -543,7 +545,14 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
   baseline_timing t;
   double ts = MPI_Wtime();
   // Every rank's part: lock words, then ld x local_cols floats.
-  const auto bytes = static_cast<MPI_Aint>(SHM_HEADER + ld * local_cols * int64_t(sizeof(float)));
+  // The floats start on the first cache line after the locks, wherever the
+  // MPI placed the window (Open MPI 4.1: 8 bytes past a page), as accrete's
+  // slices do; 64 bytes more leave room for that.
+  const auto bytes = static_cast<MPI_Aint>(SHM_HEADER + 64 + ld * local_cols * int64_t(sizeof(float)));
+  auto data_of = [](std::byte* b) {
+    const auto a = (reinterpret_cast<std::uintptr_t>(b) + SHM_HEADER + 63) & ~std::uintptr_t(63);
+    return reinterpret_cast<float*>(a);
+  };
   std::byte* mine = nullptr;
   MPI_Win win;
   std::vector<std::byte*> base(static_cast<std::size_t>(P));
@@ -578,7 +587,7 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
         const auto& runs = pat.runs[static_cast<std::size_t>(tr)];
         if (cols.empty() || runs.empty()) continue;
         auto* locks = reinterpret_cast<uint32_t*>(base[q]);
-        float* data = reinterpret_cast<float*>(base[q] + SHM_HEADER);
+        float* data = data_of(base[q]);
         // Consecutive columns of one column block share a lock: take it once.
         for (std::size_t c0 = 0; c0 < cols.size();) {
           const int64_t stripe = (cols[c0].lc / NB) % SHM_LOCKS;
@@ -608,7 +617,7 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
   t.total = MPI_Wtime() - t0;
 
   ts = MPI_Wtime();
-  const float* part = reinterpret_cast<const float*>(mine + SHM_HEADER);
+  const float* part = data_of(mine);
   for (int64_t c = 0; c < local_cols; ++c)
     for (int64_t r = 0; r < local_rows; ++r) local[c * ld + r] += part[c * ld + r];
   MPI_Win_unlock_all(win);
@@ -621,7 +630,7 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
 double stream_add_bandwidth(MPI_Comm comm, int64_t elements, int reps) {
   int P = 0;
   MPI_Comm_size(comm, &P);
-  std::vector<float> s(static_cast<std::size_t>(elements), 1.0f), d(static_cast<std::size_t>(elements), 0.0f);
+  line_vector<float> s(static_cast<std::size_t>(elements), 1.0f), d(static_cast<std::size_t>(elements), 0.0f);
   double best = 1e300;
   for (int r = 0; r < reps; ++r) {
     MPI_Barrier(comm);
