@@ -83,7 +83,16 @@ class mpi_array {
     lld_.resize(std::size_t(np_));
     for (int r = 0; r < np_; ++r) lld_[std::size_t(r)] = std::max<std::int64_t>(1, d_.local_rows(r));
     const MPI_Aint bytes = MPI_Aint(lld_[std::size_t(me_)] * d_.local_cols(me_)) * MPI_Aint(sizeof(double));
-    MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &base_, &win_);
+    // The elements start on a cache line, as accrete's storage does: Open
+    // MPI 4.1 places MPI_Win_allocate's memory 8 bytes past a page, where a
+    // run of 8 doubles at an aligned index spans two lines. One line more,
+    // and every process's offset (in elements) known to the others.
+    double* raw = nullptr;
+    MPI_Win_allocate(bytes + 64, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &raw, &win_);
+    const int pad = int((64 - reinterpret_cast<std::uintptr_t>(raw) % 64) % 64 / sizeof(double));
+    pad_.resize(std::size_t(np_));
+    MPI_Allgather(&pad, 1, MPI_INT, pad_.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    base_ = raw + pad;
     MPI_Win_allocate(me_ == 0 ? sizeof(std::int64_t) : 0, sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &ctr_,
                      &cwin_);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
@@ -176,7 +185,7 @@ class mpi_array {
         if (!rs.count || !cs.count) continue;
         const int r = pr * d_.grid_cols() + pc;
         const std::int64_t lld = lld_[std::size_t(r)];
-        f(r, origin_type(rs.runs, cs.runs, ld), MPI_Aint(cs.local * lld + rs.local),
+        f(r, origin_type(rs.runs, cs.runs, ld), MPI_Aint(pad_[std::size_t(r)] + cs.local * lld + rs.local),
           vector_type(cs.count, rs.count, lld));
         touched_.push_back(r);
       }
@@ -222,6 +231,7 @@ class mpi_array {
   accrete::distribution d_;
   int me_ = 0, np_ = 1;
   std::vector<std::int64_t> lld_;
+  std::vector<int> pad_;  // per process: elements from its window's base to its first
   double* base_ = nullptr;
   std::int64_t* ctr_ = nullptr;
   MPI_Win win_ = MPI_WIN_NULL, cwin_ = MPI_WIN_NULL;
