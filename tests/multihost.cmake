@@ -23,11 +23,13 @@ set(_mh_ppn 1 2)
 if(ACCRETE_MPI_FLAVOR STREQUAL "mpich")
   set(_mh_ppn 1)
 endif()
-# The data structures in the production layout (several processes on each of
-# several real nodes) under Open MPI: every element type and option over
-# TCP between hosts plus shared memory within each.
+# The data structures and the UPC++ layer in the production layout (several
+# processes on each of several real nodes) under Open MPI: every element
+# type and option over TCP between hosts plus shared memory within each;
+# reproducible sums give the same bits there as on one node.
 set(_mh_data_programs dist_array_test edges_test agreement_test cm_atomic_test cm_merge_test cm_rounds_test
-    c_api_test reinit_test sparse_matrix_test combinations_test)
+    cm_repro_test c_api_test reinit_test sparse_matrix_test combinations_test upcxx_test dist_object_test
+    remote_completion_test extend_add_test)
 if(TARGET cm_complex_test)
   list(APPEND _mh_data_programs cm_complex_test)
 endif()
