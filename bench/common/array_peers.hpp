@@ -231,7 +231,7 @@ class mpi_array {
   accrete::distribution d_;
   int me_ = 0, np_ = 1;
   std::vector<std::int64_t> lld_;
-  std::vector<int> pad_;  // per process: elements from its window's base to its first
+  std::vector<int> pad_;  // per process: elements from its window's base to its first element
   double* base_ = nullptr;
   std::int64_t* ctr_ = nullptr;
   MPI_Win win_ = MPI_WIN_NULL, cwin_ = MPI_WIN_NULL;

@@ -19,7 +19,8 @@ namespace bench {
 /// baselines' and the references' target arrays use it, so that a run of
 /// 16 floats at an aligned index is one line for them as it is for accrete:
 /// glibc places a large std::vector 16 bytes past a page, where the same run
-/// spans two lines (bench/hessian README, "Aligned baselines").
+/// spans two lines (bench/hessian README, "Issue 41's goals, with aligned
+/// baselines").
 template <class T>
 struct line_allocator {
   using value_type = T;
