@@ -1,4 +1,4 @@
-accrete_add_mpi_test(upcxx_test SOURCES upcxx_test.cpp upcxx_components.cpp upcxx_unqualified.cpp upcxx_serialization_forms.cpp upcxx_transitive_includes.cpp NP 1 2 3 4 5 NODE_SIZES 0 1)
+accrete_add_mpi_test(upcxx_test SOURCES upcxx_test.cpp upcxx_components.cpp upcxx_unqualified.cpp upcxx_serialization_forms.cpp upcxx_transitive_includes.cpp upcxx_lifetimes.cpp NP 1 2 3 4 5 NODE_SIZES 0 1)
 # Several processes on each of several nodes (nodes of 2, 1 and of 2, 2, 1):
 # node peers and remote processes in one run, where local_team, is_local()
 # and copy's paths differ from process to process.

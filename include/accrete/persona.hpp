@@ -28,6 +28,7 @@
 
 #include <functional>
 #include <memory>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -60,21 +61,25 @@ class persona {
 
   /// Runs f() in the holder's user-level progress. The returned future
   /// (of f's result; a returned future is flattened) is fulfilled in the
-  /// caller's current persona once f has run.
+  /// caller's current persona once f has run. As in UPC++, an lvalue
+  /// reference result stays a reference (future<U&>: the referent must
+  /// outlive the future's use); any other result is decayed to a value.
   template <class F>
   auto lpc(F&& f) {
     using R = std::invoke_result_t<std::decay_t<F>&>;
     auto home = detail::current_queue();
     auto g = std::make_shared<std::decay_t<F>>(std::forward<F>(f));
     if constexpr (detail::is_future_v<R>) {
-      // f's future is this persona's; its values travel back when ready.
-      using P = decltype(promise_of(static_cast<R*>(nullptr)));
+      // f's future is this persona's; its values travel back when ready,
+      // references as the addresses they name.
+      using P = decltype(promise_of(static_cast<std::remove_cvref_t<R>*>(nullptr)));
       auto pr = std::make_shared<P>();
       auto out = pr->get_future();
       detail::post(*q_, [g, home, pr]() mutable {
-        (*g)().then([home, pr = std::move(pr)](const auto&... v) mutable {
-          detail::post(*home, [pr = std::move(pr), v...] {
-            if constexpr (sizeof...(v) > 0) pr->fulfill_result(v...);
+        (*g)().then([home, pr = std::move(pr)](auto&&... v) mutable {
+          auto c = carry(pr.get(), v...);
+          detail::post(*home, [pr = std::move(pr), c = std::move(c)]() mutable {
+            std::apply([&](auto&... x) { fulfill_carried(*pr, x...); }, c);
             pr->finalize();
           });
         });
@@ -90,12 +95,13 @@ class persona {
       });
       return out;
     } else {
-      auto pr = std::make_shared<promise<R>>();
-      future<R> out = pr->get_future();
+      using V = std::conditional_t<std::is_lvalue_reference_v<R>, R, std::decay_t<R>>;
+      auto pr = std::make_shared<promise<V>>();
+      future<V> out = pr->get_future();
       detail::post(*q_, [g, home, pr]() mutable {
-        R r = (*g)();
-        detail::post(*home, [pr = std::move(pr), r = std::move(r)] {
-          pr->fulfill_result(r);
+        auto c = carry(pr.get(), (*g)());
+        detail::post(*home, [pr = std::move(pr), c = std::move(c)]() mutable {
+          fulfill_carried(*pr, std::get<0>(c));
           pr->finalize();
         });
       });
@@ -115,6 +121,27 @@ class persona {
  private:
   template <class... T>
   static promise<T...> promise_of(future<T...>*);
+  // A result crosses threads by value, or, for a reference, as its address.
+  template <class T>
+  using carried_t = std::conditional_t<std::is_reference_v<T>, std::remove_reference_t<T>*, T>;
+  template <class... T, class... U>
+  static std::tuple<carried_t<T>...> carry(promise<T...>*, U&&... v) {
+    return {carry_one<T>(std::forward<U>(v))...};
+  }
+  template <class T, class U>
+  static carried_t<T> carry_one(U&& v) {
+    if constexpr (std::is_reference_v<T>) return std::addressof(v);
+    else return carried_t<T>(std::forward<U>(v));
+  }
+  template <class... T, class... C>
+  static void fulfill_carried(promise<T...>& p, C&... c) {
+    p.fulfill_result(static_cast<T&&>(deref_carried<T>(c))...);
+  }
+  template <class T, class C>
+  static decltype(auto) deref_carried(C& c) {
+    if constexpr (std::is_reference_v<T>) return *c;
+    else return std::move(c);
+  }
   friend persona& master_persona();
   friend persona& default_persona();
   explicit persona(std::shared_ptr<detail::lpc_queue> q) : q_(std::move(q)) {}

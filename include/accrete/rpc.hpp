@@ -19,7 +19,10 @@
 // the caller's objects may be reused as soon as rpc() returns. The callable
 // receives each argument as an rvalue of its deserialized type (view<T> for
 // make_view(...), dist_object<T>& for a dist_object<T>), so parameters may
-// be taken by value, by const& or by &&.
+// be taken by value, by const& or by &&. They live until f returns, or, if
+// f returns a future, until that future is ready (as in UPC++): f may start
+// asynchronous work on a view's elements or on an argument and return its
+// future.
 //
 // Result: if f returns void, rpc() returns future<>; if it returns
 // future<U...>, the result is flattened: the reply is sent when that future
@@ -234,12 +237,34 @@ struct rpc_trampoline {
   static void request(int src, std::span<const std::byte> p) { run(src, p, true); }
 
   static void run(int src, std::span<const std::byte> p, bool reply) {
+    using R = typename sig::result;
+    if constexpr (is_future_v<R> && sizeof...(A) > 0) {
+      // UPC++'s lifetime extension: when f returns a future, its arguments
+      // (and the message bytes a view argument reads) live until that future
+      // is ready, so f may hand them to asynchronous work. The message is
+      // the backend's and is reused once this returns: keep a copy.
+      auto held = std::make_shared<kept>();
+      held->bytes.assign(p.begin(), p.end());
+      run_from(src, std::span<const std::byte>(held->bytes), reply, &held);
+    } else {
+      run_from(src, p, reply, nullptr);
+    }
+  }
+
+  struct kept {
+    std::vector<std::byte> bytes;
+    std::unique_ptr<typename sig::args_t> args;
+  };
+
+  static void run_from(int src, std::span<const std::byte> p, bool reply, std::shared_ptr<kept>* held) {
     reader r(p, src, am_header_bytes, "RPC message");
     std::uint64_t id = 0;
     if (reply) id = r.read<std::uint64_t>();
     F f = read_callable<F>(r);
-    typename sig::args_t args{r.read<A>()...};  // braces: left to right
+    // Braces: the arguments are read left to right.
+    std::unique_ptr<typename sig::args_t> owned(new typename sig::args_t{r.read<A>()...});
     r.expect_end();
+    auto& args = *owned;
     if (auto k = first_missing(args)) {  // a dist_object not constructed here yet
       rpc_park(*k, reply ? &request : &fire_and_forget, src, p);
       return;
@@ -254,7 +279,17 @@ struct rpc_trampoline {
       if (reply) send_reply(src, id);
     } else if constexpr (is_future_v<R>) {
       auto fut = call();
-      if (reply) fut.then([src, id](const auto&... v) { send_reply(src, id, v...); });
+      std::shared_ptr<kept> keep;
+      if (held) {
+        keep = std::move(*held);
+        keep->args = std::move(owned);
+      }
+      // The reply may name the arguments (a future of a reference to one):
+      // they are released after it is written.
+      if (reply)
+        fut.then([src, id, keep](const auto&... v) { send_reply(src, id, v...); });
+      else if (keep && !fut.ready())
+        fut.then([keep](const auto&...) {});
     } else {
       if (reply) {
         // A returned reference is serialized from the object it names (no

@@ -8,8 +8,9 @@
 // deserializing_iterator<T>>): for a T that travels as its bytes (trivially
 // copyable, or declared trivially serializable under <upcxx/upcxx.hpp>) a
 // non-owning span over the incoming message buffer (the iterator is const
-// T*), valid only during the RPC call. Do not keep it (copy the elements out
-// instead). No copy is made on receipt when the data is suitably aligned in
+// T*), valid during the RPC call or, when the callable returns a future,
+// until that future is ready (UPC++'s lifetime extension). Do not keep it
+// longer (copy the elements out instead). No copy is made on receipt when the data is suitably aligned in
 // the buffer (always, for alignof(T) <= 16); otherwise, and for any other T,
 // the view owns a private copy, which the iterator walks (deserialize_into
 // constructs a copy of an element where the caller says, UPC++'s

@@ -429,9 +429,15 @@ void user_progress() {
     }
     ~nesting() { --progress_depth; }
   } depth;
-  // RPC bodies run in the thread that holds the master queue (always this
-  // one in the SEQ mode).
-  const bool master = !st.par || holds_queue(*the_master_queue);
+  // RPC bodies run in the thread that holds the master queue. In the SEQ
+  // mode no lock guards the backend, so that thread alone may make progress
+  // (UPC++'s seq rule); another one would race it inside MPI.
+  const bool master = holds_queue(*the_master_queue);
+  if (!st.par && !master)
+    throw error("accrete::progress: called from a thread that does not hold the master persona, in the seq thread "
+                "mode, where only that thread may make progress (wait() included); for several communicating "
+                "threads use the par mode: compile with UPCXX_THREADMODE=1 or set ACCRETE_THREAD_MODE=par "
+                "(docs/semantics.md, \"Threads\")");
   std::size_t self_waiting = 0;
   {
     backend_guard g;
