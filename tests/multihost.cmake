@@ -33,6 +33,19 @@ set(_mh_data_programs dist_array_test edges_test agreement_test cm_atomic_test c
 if(TARGET cm_complex_test)
   list(APPEND _mh_data_programs cm_complex_test)
 endif()
+# The consumers in the same layout: the Fortran module, and the sparse
+# matrix handed to PETSc and hypre (whose own solvers then run across the
+# hosts). Their tests register after this file (tests/*.cmake in order of
+# name), so the condition is what registers them.
+if(TARGET accrete_fortran)
+  list(APPEND _mh_data_programs fortran_api_test fortran_sparse_test)
+endif()
+if(TARGET accrete::petsc)
+  list(APPEND _mh_data_programs sparse_petsc_test)
+endif()
+if(TARGET accrete::hypre)
+  list(APPEND _mh_data_programs sparse_hypre_test)
+endif()
 # Open MPI's ob1 + tcp path between the pretend hosts takes ~10 ms per round
 # trip here (a 64-byte MPI ping-pong; raw TCP between the same namespaces
 # ~0.02 ms, ob1 + tcp within one host ~0.01 ms), so these runs cost seconds

@@ -1097,6 +1097,76 @@ TEST(Upcxx, NonContiguousWithCompletions) {
   upcxx::delete_array(all[std::size_t(me)]);
 }
 
+// Strided and irregular transfers at their edges: negative strides (a
+// section walked backwards), three dimensions, a zero extent and
+// zero-length fragments, which move nothing and still complete.
+TEST(Upcxx, NonContiguousEdges) {
+  const int me = upcxx::rank_me();
+  constexpr int X = 3, Y = 4, Z = 5, N = X * Y * Z;
+  auto all = everyones(upcxx::new_array<int>(2 * N));
+  const upcxx::global_ptr<int> dst = all[std::size_t(right())];
+  int* mine = all[std::size_t(me)].local();
+  std::fill(mine, mine + 2 * N, -1);
+  std::vector<int> src(N);
+  std::iota(src.begin(), src.end(), me * 1000);
+  upcxx::barrier();  // every array filled before anybody writes into it
+
+  // x fastest in the source; y reversed at the destination, whose base is
+  // the address of element (0, 0, 0).
+  constexpr std::ptrdiff_t I = sizeof(int);
+  const std::array<std::ptrdiff_t, 3> ss{I, X * I, X * Y * I};
+  const std::array<std::ptrdiff_t, 3> ds{I, -X * I, X * Y * I};
+  const std::array<std::size_t, 3> ext{X, Y, Z};
+  upcxx::rput_strided<3>(src.data(), ss, dst + X * (Y - 1), ds, ext).wait();
+  // A zero extent: nothing reaches the second block.
+  upcxx::rput_strided<3>(src.data(), ss, dst + N, ss, {{X, 0, Z}}).wait();
+  // Irregular with empty fragments on both sides: src[0..4) and src[10..16)
+  // land at second block's [20, 30).
+  std::vector<std::pair<const int*, std::size_t>> sfr{{src.data(), 4}, {src.data() + 4, 0}, {src.data() + 10, 6}};
+  std::vector<std::pair<upcxx::global_ptr<int>, std::size_t>> dfr{{dst + N, 0}, {dst + N + 20, 10}, {dst + N + 50, 0}};
+  upcxx::rput_irregular(sfr.begin(), sfr.end(), dfr.begin(), dfr.end()).wait();
+  // Nothing at all: empty fragment lists, and fragments of length 0.
+  upcxx::rput_irregular(sfr.end(), sfr.end(), dfr.end(), dfr.end()).wait();
+  std::vector<const int*> sreg{src.data()};
+  std::vector<upcxx::global_ptr<int>> dreg{dst + N};
+  upcxx::rput_regular(sreg.begin(), sreg.end(), 0, dreg.begin(), dreg.end(), 0).wait();
+  upcxx::barrier();
+
+  const int l = left() * 1000;
+  for (int z = 0; z < Z; ++z)
+    for (int y = 0; y < Y; ++y)
+      for (int x = 0; x < X; ++x)
+        ASSERT_EQ(mine[x + X * (Y - 1 - y) + X * Y * z], l + x + X * y + X * Y * z) << x << "," << y << "," << z;
+  for (int i = 0; i < N; ++i) {
+    const int want = i < 20 || i >= 30 ? -1 : l + (i < 24 ? i - 20 : i - 24 + 10);
+    ASSERT_EQ(mine[N + i], want) << i;
+  }
+
+  // Back from the right neighbour, x and y walked backwards at the source:
+  // back(x, y, z) = my src(X-1-x, y, z).
+  std::vector<int> back(N, -1);
+  upcxx::rget_strided<3>(dst + (X - 1) + X * (Y - 1), {{-I, -X * I, X * Y * I}}, back.data(), ss, ext).wait();
+  for (int z = 0; z < Z; ++z)
+    for (int y = 0; y < Y; ++y)
+      for (int x = 0; x < X; ++x)
+        ASSERT_EQ(back[std::size_t(x + X * y + X * Y * z)], me * 1000 + (X - 1 - x) + X * y + X * Y * z)
+            << x << "," << y << "," << z;
+  // Irregular get with empty fragments: the second block's [20, 30) into
+  // back[0..10), one element at a time on the destination side.
+  std::fill(back.begin(), back.end(), -1);
+  std::vector<std::pair<upcxx::global_ptr<int>, std::size_t>> gs{{dst + N + 20, 0}, {dst + N + 20, 10}};
+  std::vector<std::pair<int*, std::size_t>> gd;
+  for (int i = 0; i < 10; ++i) {
+    gd.emplace_back(back.data() + i, 1);
+    gd.emplace_back(back.data() + i, 0);
+  }
+  upcxx::rget_irregular(gs.begin(), gs.end(), gd.begin(), gd.end()).wait();
+  for (int i = 0; i < N; ++i)
+    ASSERT_EQ(back[std::size_t(i)], i >= 10 ? -1 : me * 1000 + (i < 4 ? i : i - 4 + 10)) << i;
+  upcxx::barrier();
+  upcxx::delete_array(all[std::size_t(me)]);
+}
+
 // Names earlier UPC++ releases used: broadcast_nontrivial and the general
 // reduction operators in upcxx::experimental.
 TEST(Upcxx, EarlierReleaseNames) {

@@ -118,6 +118,7 @@ void backend_init(const init_options& opts) {
     }
   }
   const bool multiple = want_thread || par;
+  st.needs_multiple = multiple;
   int provided = 0;
   if (!inited) {
     avoid_osc_rdma();

@@ -43,6 +43,9 @@ struct state_t {
   bool up = false;
   std::uint64_t generation = 0;  // runtime_generation(): which init() this runtime is, 0 when down
   bool owns_mpi = false;
+  // The progress thread or the par mode is asked for, so MPI must give
+  // MPI_THREAD_MULTIPLE (otherwise any level from SERIALIZED up will do).
+  bool needs_multiple = false;
   bool verbose = false;
   int rank = 0, size = 1;
   MPI_Comm world = MPI_COMM_NULL, node = MPI_COMM_NULL, am = MPI_COMM_NULL;

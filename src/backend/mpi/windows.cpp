@@ -30,18 +30,30 @@ namespace accrete::detail {
 namespace {
 // A window across nodes that MPI refuses. Open MPI 4.1 serves it with
 // osc/pt2pt where no RDMA network is there (TCP), and osc/pt2pt refuses
-// MPI_THREAD_MULTIPLE, which the progress thread and the par mode need:
-// the user reads which of their settings meets which MPI limit.
+// MPI_THREAD_MULTIPLE. That level comes either from accrete's own settings
+// (the progress thread, the par mode) or from a program that initialised MPI
+// at it, as mpi4py does by default: the user reads which of their settings
+// meets which MPI limit, and what to change.
 [[noreturn]] void world_window_failed(const char* call, int rc) {
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   if (level != MPI_THREAD_MULTIPLE) mpi_failed(call, rc);
-  throw error(std::string("accrete: MPI cannot open a window across nodes at MPI_THREAD_MULTIPLE, "
-                          "which ACCRETE_PROGRESS_THREAD=1 and the par thread mode need (") +
-              call + " failed: " + mpi_error_string(rc) +
-              "). Open MPI 4.1 serves such windows with osc/pt2pt where the network has no RDMA (TCP), and "
-              "osc/pt2pt does not support MPI_THREAD_MULTIPLE: run without the progress thread and the par "
-              "mode there, or on a network Open MPI's osc/ucx serves (docs/cluster.md)");
+  const std::string why = std::string(" (") + call + " failed: " + mpi_error_string(rc) +
+                          "). Open MPI 4.1 serves such windows with osc/pt2pt where the network has no RDMA "
+                          "(TCP), and osc/pt2pt does not support MPI_THREAD_MULTIPLE: ";
+  if (st.needs_multiple)
+    throw error("accrete: MPI cannot open a window across nodes at MPI_THREAD_MULTIPLE, which "
+                "ACCRETE_PROGRESS_THREAD=1 and the par thread mode need" +
+                why +
+                "run without the progress thread and the par mode there, or on a network Open MPI's osc/ucx "
+                "serves (docs/cluster.md)");
+  throw error("accrete: MPI cannot open a window across nodes: the program initialised MPI at "
+              "MPI_THREAD_MULTIPLE (mpi4py does so by default)" +
+              why +
+              "accrete needs only MPI_THREAD_SERIALIZED here. Initialise MPI at that level (MPI_Init_thread; "
+              "in Python set MPI4PY_RC_THREAD_LEVEL=serialized in the environment, or mpi4py.rc.thread_level = "
+              "'serialized' before the first `from mpi4py import MPI`), or let accrete initialise MPI "
+              "(docs/cluster.md)");
 }
 }  // namespace
 
