@@ -143,6 +143,94 @@ TEST(Upcxx, GlobalPointersAndAllocation) {
   upcxx::finalize();
 }
 
+// upcxx_memberof_general on classes that are not standard-layout (members
+// of different access, members in a base and the derived class, a
+// polymorphic class): the member is found on the object, here or at its
+// owner. The pointer expression is evaluated once by every form.
+namespace {
+class access_mix {
+ public:
+  double tail = 0;
+  explicit access_mix(int v = 0) : tail(v + 0.25), hidden_(v) {}
+  int hidden() const { return hidden_; }
+
+ private:
+  int hidden_;
+};
+struct with_base_fields {
+  int first = 1;
+};
+struct derived_fields : with_base_fields {
+  long second = 2;
+  int third = 3;
+};
+struct polymorphic {
+  virtual ~polymorphic() = default;
+  int x = 7;
+  double y = 8;
+};
+struct plain_fields {
+  char c;
+  int i;
+  double d;
+};
+}  // namespace
+
+TEST(Upcxx, MemberofOnAnyLayout) {
+  static_assert(!std::is_standard_layout_v<access_mix> && !std::is_standard_layout_v<derived_fields> &&
+                !std::is_standard_layout_v<polymorphic> && std::is_standard_layout_v<plain_fields>);
+  const int me = upcxx::rank_me(), r = right();
+  upcxx::dist_object<upcxx::global_ptr<access_mix>> am(upcxx::new_<access_mix>(me));
+  upcxx::dist_object<upcxx::global_ptr<derived_fields>> df(upcxx::new_<derived_fields>());
+  upcxx::dist_object<upcxx::global_ptr<polymorphic>> pm(upcxx::new_<polymorphic>());
+  upcxx::dist_object<upcxx::global_ptr<plain_fields>> pf(upcxx::new_<plain_fields>(plain_fields{'p', me, me + 0.5}));
+  df->local()->third = 100 + me;
+  pm->local()->y = 200 + me;
+  upcxx::barrier();  // every object filled before it is read
+  for (int target : {me, r}) {
+    const auto a = am.fetch(target).wait();
+    const auto d = df.fetch(target).wait();
+    const auto p = pm.fetch(target).wait();
+    upcxx::global_ptr<double> tail = upcxx_memberof_general(a, tail).wait();
+    EXPECT_EQ(tail.where(), target);
+    EXPECT_EQ(upcxx::rget(tail).wait(), target + 0.25);
+    EXPECT_EQ(upcxx_memberof_unsafe(a, tail), tail);
+    EXPECT_EQ(upcxx::rget(upcxx_memberof_general(d, first).wait()).wait(), 1);
+    EXPECT_EQ(upcxx::rget(upcxx_memberof_general(d, second).wait()).wait(), 2);
+    EXPECT_EQ(upcxx::rget(upcxx_memberof_general(d, third).wait()).wait(), 100 + target);
+    upcxx::global_ptr<const polymorphic> cp = p;
+    upcxx::global_ptr<const double> y = upcxx_memberof_general(cp, y).wait();
+    EXPECT_EQ(upcxx::rget(y).wait(), 200 + target);
+    EXPECT_EQ(upcxx::rget(upcxx_memberof_general(p, x).wait()).wait(), 7);
+    if (target == me) {
+      EXPECT_EQ(tail.local(), &a.local()->tail);
+      EXPECT_EQ(y.local(), &p.local()->y);
+    }
+  }
+  int evaluated = 0;
+  const auto remote_plain = pf.fetch(r).wait();
+  auto once = [&] {
+    ++evaluated;
+    return remote_plain;
+  };
+  EXPECT_EQ(upcxx::rget(upcxx_memberof(once(), i)).wait(), r);
+  EXPECT_EQ(upcxx::rget(upcxx_memberof_general(once(), d).wait()).wait(), r + 0.5);
+  EXPECT_EQ(upcxx::rget(upcxx_memberof_unsafe(once(), c)).wait(), 'p');
+  const auto remote_mix = am.fetch(r).wait();
+  auto once_mix = [&] {
+    ++evaluated;
+    return remote_mix;
+  };
+  EXPECT_EQ(upcxx::rget(upcxx_memberof_general(once_mix(), tail).wait()).wait(), r + 0.25);
+  EXPECT_EQ(evaluated, 4);
+  EXPECT_TRUE(upcxx_memberof_general(upcxx::global_ptr<access_mix>(), tail).wait().is_null());
+  upcxx::barrier();  // nobody reads the objects after this
+  upcxx::delete_(*am);
+  upcxx::delete_(*df);
+  upcxx::delete_(*pm);
+  upcxx::delete_(*pf);
+}
+
 // 4: futures and promises.
 TEST(Upcxx, FuturesAndPromises) {
   upcxx::future<int, double> f = upcxx::make_future(3, 0.5);

@@ -1776,12 +1776,87 @@ struct accrete::serialization<upcxx::bound_function<F, B...>> {
 #endif
 ///@}
 
+namespace upcxx::detail {
+template <class GP>
+using memberof_element_t = typename std::remove_cvref_t<GP>::element_type;
+
+template <class T, memory_kind K>
+const global_ptr<T, K>& require_standard_layout(const global_ptr<T, K>& p) {
+  static_assert(std::is_standard_layout_v<T>,
+                "upcxx_memberof requires a global_ptr to a standard-layout class; for any other class use "
+                "upcxx_memberof_general (a future) or upcxx_memberof_unsafe");
+  return p;
+}
+
+// upcxx_memberof_general. A standard-layout class has its member's offset
+// from offsetof, with no object needed: a ready future. Any other class has
+// it only from an object, so it is measured on the object, here when it is
+// local and otherwise by its owner (one RPC). D is the member's declared
+// type, Offset gives offsetof (a generic lambda, so that offsetof is never
+// instantiated for a class that is not standard-layout), Member names the
+// member of an object.
+template <class D, class T, memory_kind K, class Offset, class Member>
+auto member_general(const global_ptr<T, K>& p, Offset, Member) {
+  static_assert(!std::is_reference_v<D>,
+                "upcxx_memberof_general: the member is a reference, and a global_ptr to a reference does not exist");
+  using M = std::remove_reference_t<decltype(Member{}(std::declval<T*>()))>;
+  if constexpr (std::is_standard_layout_v<T>) {
+    return make_future(member_at<M>(p, Offset{}(std::type_identity<std::remove_cv_t<T>>{})));
+  } else {
+    constexpr auto measure = [](T* o) {
+      return std::size_t(reinterpret_cast<const volatile char*>(std::addressof(Member{}(o))) -
+                         reinterpret_cast<const volatile char*>(o));
+    };
+    if (p.is_null() || p.is_local()) return make_future(member_at<M>(p, p.is_null() ? 0 : measure(p.local())));
+    return rpc(p.where(), [](const global_ptr<T, K>& q) { return decltype(measure){}(q.local()); }, p)
+        .then([p](std::size_t off) { return member_at<M>(p, off); });
+  }
+}
+}  // namespace upcxx::detail
+
+// A generic lambda giving offsetof(C, field) for a standard-layout class C
+// (called with std::type_identity<C>), and 0 for any other: offsetof is then
+// never instantiated, so such a class gets only the error it should.
+#define UPCXX_DETAIL_STANDARD_OFFSET(field)                                                               \
+  [](auto upcxx_type_) {                                                                                  \
+    using upcxx_class_ = typename decltype(upcxx_type_)::type;                                            \
+    if constexpr (std::is_standard_layout_v<upcxx_class_>)                                                \
+      return std::size_t(offsetof(upcxx_class_, field));                                                  \
+    else                                                                                                  \
+      return std::size_t(0);                                                                              \
+  }
 /// A global pointer to member `field` of the object gp points to (spec:
 /// Global Pointers, upcxx_memberof). The class must be standard-layout
-/// (offsetof); nothing is communicated.
-#define upcxx_memberof(gp, field)                                                                      \
-  (::upcxx::detail::member_at<std::remove_reference_t<                                                    \
-       decltype((std::declval<typename std::remove_cvref_t<decltype(gp)>::element_type&>().field))>>(   \
-      (gp), offsetof(std::remove_cv_t<typename std::remove_cvref_t<decltype(gp)>::element_type>, field)))
-/// upcxx_memberof as a ready future (spec: upcxx_memberof_general).
-#define upcxx_memberof_general(gp, field) (::upcxx::make_future(upcxx_memberof(gp, field)))
+/// (checked at compile time: offsetof is defined only for those); nothing is
+/// communicated. gp is evaluated once.
+#define upcxx_memberof(gp, field)                                                                        \
+  (::upcxx::detail::member_at<                                                                           \
+      std::remove_reference_t<decltype((std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>() \
+                                            .field))>>(                                                  \
+      ::upcxx::detail::require_standard_layout(gp),                                                      \
+      UPCXX_DETAIL_STANDARD_OFFSET(field)(                                                               \
+          std::type_identity<std::remove_cv_t<::upcxx::detail::memberof_element_t<decltype(gp)>>>{})))
+/// upcxx_memberof for a class of any layout (spec: upcxx_memberof_general):
+/// a ready future for a standard-layout class or an object on this process's
+/// node, otherwise one RPC to gp.where(), which measures the member on the
+/// object. A reference member does not compile. gp is evaluated once.
+#define upcxx_memberof_general(gp, field)                                                                 \
+  (::upcxx::detail::member_general<decltype(std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>() \
+                                                .field)>(                                                  \
+      (gp), UPCXX_DETAIL_STANDARD_OFFSET(field),                                                          \
+      [](auto* upcxx_object_) -> decltype(auto) { return (upcxx_object_->field); }))
+/// upcxx_memberof without the standard-layout check (UPC++'s
+/// implementation-defined upcxx_memberof_unsafe): offsetof where the
+/// compiler supports it for the class (GCC and Clang do for classes without
+/// virtual bases); otherwise the result is undefined. Nothing is
+/// communicated; gp is evaluated once.
+#define upcxx_memberof_unsafe(gp, field)                                                                  \
+  (::upcxx::detail::member_at<                                                                            \
+      std::remove_reference_t<decltype((std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>()  \
+                                            .field))>>(                                                   \
+      (gp), [](auto upcxx_type_) {                                                                        \
+        using upcxx_class_ = typename decltype(upcxx_type_)::type;                                        \
+        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Winvalid-offsetof\"") return   \
+            std::size_t(offsetof(upcxx_class_, field));                                                   \
+        _Pragma("GCC diagnostic pop")                                                                     \
+      }(std::type_identity<std::remove_cv_t<::upcxx::detail::memberof_element_t<decltype(gp)>>>{})))
