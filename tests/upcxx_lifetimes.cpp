@@ -92,6 +92,44 @@ TEST(UpcxxLifetimes, LpcResultsKeepLvalueReferences) {
   EXPECT_EQ(remote, 6);
 }
 
+// make_future with an explicit reference type gives a future of that
+// reference. An RPC whose callable returns a future of a reference (to the
+// target's own object, or to an argument, which lives until the future is
+// ready) sends the object: the caller's future holds a value.
+TEST(UpcxxLifetimes, RpcFuturesOfReferencesArriveAsValues) {
+  int local = 3;
+  upcxx::future<int&> f = upcxx::make_future<int&>(local);
+  EXPECT_EQ(&f.wait(), &local);
+  auto both = upcxx::when_all(f, upcxx::make_future(4));
+  EXPECT_EQ(&both.result<0>(), &local);
+  EXPECT_EQ(both.result<1>(), 4);
+
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  const int right = (me + 1) % n;
+  auto theirs = upcxx::rpc(right, [] { return upcxx::make_future<const std::vector<int>&>(held_values); });
+  static_assert(std::is_same_v<decltype(theirs), upcxx::future<std::vector<int>>>);
+  EXPECT_EQ(theirs.wait(), (std::vector<int>{4, 5, 6}));
+
+  upcxx::promise<> mine;
+  gate = &mine;
+  upcxx::barrier();
+  auto echoed = upcxx::rpc(
+      right,
+      [](const std::string& s) {
+        return upcxx::when_all(gate->get_future(), upcxx::make_future<const std::string&>(s));
+      },
+      std::string(100, char('a' + me % 26)));
+  static_assert(std::is_same_v<decltype(echoed), upcxx::future<std::string>>);
+  // Other messages, in both directions, while the gates are shut.
+  for (int k = 0; k < 10; ++k)
+    ASSERT_EQ(upcxx::rpc(right, [](const std::string& x) { return x.size(); }, std::string(100, 'z')).wait(), 100u);
+  upcxx::barrier();
+  mine.fulfill_anonymous(1);
+  EXPECT_EQ(echoed.wait(), std::string(100, char('a' + me % 26)));
+  upcxx::barrier();  // every gate's RPC has answered before the gate goes
+  gate = nullptr;
+}
+
 // In the seq thread mode (this program's unless ACCRETE_THREAD_MODE=par),
 // a thread without the master persona may not make progress: it is told
 // so, instead of racing the master inside MPI. In par it may.

@@ -484,7 +484,7 @@ future<T...> make_future(T... results) {
   if constexpr (sizeof...(T) == 0)
     return detail::future_access::ready();
   else
-    return detail::future_access::adopt(new detail::state<T...>(detail::ready_tag{}, std::move(results)...));
+    return detail::future_access::adopt(new detail::state<T...>(detail::ready_tag{}, std::forward<T>(results)...));
 }
 
 namespace detail {

@@ -132,6 +132,13 @@ struct rpc_result<true, F, P...> {
 
 /// Compile-time facts about rpc(f, args...) with decayed callable F and
 /// decayed argument types A...
+template <class Fut>
+struct reply_future;
+template <class... U>
+struct reply_future<future<U...>> {
+  using type = future<std::remove_cvref_t<U>...>;
+};
+
 template <class F, class... A>
 struct rpc_sig {
   using args_t = std::tuple<deserialized_type_t<A>...>;
@@ -139,7 +146,10 @@ struct rpc_sig {
   static constexpr bool args_ok = (is_serializable_v<A> && ...);
   static constexpr bool invocable = args_ok && std::is_invocable_v<F&, rpc_pass_t<deserialized_type_t<A>>...>;
   using result = typename rpc_result<invocable, F, rpc_pass_t<deserialized_type_t<A>>...>::type;
-  using future_type = then_future_t<result>;
+  // A callable returning future<U&> (a reference to an argument, kept alive
+  // until the future is ready, or to an object of the target's) sends the
+  // object; the caller's future holds a value.
+  using future_type = typename reply_future<then_future_t<result>>::type;
 };
 
 template <class Fut>
