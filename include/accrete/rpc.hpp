@@ -130,8 +130,8 @@ struct rpc_result<true, F, P...> {
   using type = std::invoke_result_t<F&, P...>;
 };
 
-/// Compile-time facts about rpc(f, args...) with decayed callable F and
-/// decayed argument types A...
+// The caller's future of an rpc whose callable's results are Fut: values,
+// never references (the target serializes the objects they name).
 template <class Fut>
 struct reply_future;
 template <class... U>
@@ -139,6 +139,8 @@ struct reply_future<future<U...>> {
   using type = future<std::remove_cvref_t<U>...>;
 };
 
+/// Compile-time facts about rpc(f, args...) with decayed callable F and
+/// decayed argument types A...
 template <class F, class... A>
 struct rpc_sig {
   using args_t = std::tuple<deserialized_type_t<A>...>;

@@ -1814,6 +1814,12 @@ auto member_general(const global_ptr<T, K>& p, Offset, Member) {
 }
 }  // namespace upcxx::detail
 
+// The type of gp's member `field` (const when the object is), and the
+// class's std::type_identity (for the offset lambdas below).
+#define UPCXX_DETAIL_MEMBER_TYPE(gp, field)                                                               \
+  std::remove_reference_t<decltype((std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>().field))>
+#define UPCXX_DETAIL_CLASS_IDENTITY(gp)                                                                   \
+  std::type_identity<std::remove_cv_t<::upcxx::detail::memberof_element_t<decltype(gp)>>> {}
 // A generic lambda giving offsetof(C, field) for a standard-layout class C
 // (called with std::type_identity<C>), and 0 for any other: offsetof is then
 // never instantiated, so such a class gets only the error it should.
@@ -1829,13 +1835,9 @@ auto member_general(const global_ptr<T, K>& p, Offset, Member) {
 /// Global Pointers, upcxx_memberof). The class must be standard-layout
 /// (checked at compile time: offsetof is defined only for those); nothing is
 /// communicated. gp is evaluated once.
-#define upcxx_memberof(gp, field)                                                                        \
-  (::upcxx::detail::member_at<                                                                           \
-      std::remove_reference_t<decltype((std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>() \
-                                            .field))>>(                                                  \
-      ::upcxx::detail::require_standard_layout(gp),                                                      \
-      UPCXX_DETAIL_STANDARD_OFFSET(field)(                                                               \
-          std::type_identity<std::remove_cv_t<::upcxx::detail::memberof_element_t<decltype(gp)>>>{})))
+#define upcxx_memberof(gp, field)                                                                         \
+  (::upcxx::detail::member_at<UPCXX_DETAIL_MEMBER_TYPE(gp, field)>(                                        \
+      ::upcxx::detail::require_standard_layout(gp), UPCXX_DETAIL_STANDARD_OFFSET(field)(UPCXX_DETAIL_CLASS_IDENTITY(gp))))
 /// upcxx_memberof for a class of any layout (spec: upcxx_memberof_general):
 /// a ready future for a standard-layout class or an object on this process's
 /// node, otherwise one RPC to gp.where(), which measures the member on the
@@ -1851,12 +1853,10 @@ auto member_general(const global_ptr<T, K>& p, Offset, Member) {
 /// virtual bases); otherwise the result is undefined. Nothing is
 /// communicated; gp is evaluated once.
 #define upcxx_memberof_unsafe(gp, field)                                                                  \
-  (::upcxx::detail::member_at<                                                                            \
-      std::remove_reference_t<decltype((std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>()  \
-                                            .field))>>(                                                   \
+  (::upcxx::detail::member_at<UPCXX_DETAIL_MEMBER_TYPE(gp, field)>(                                         \
       (gp), [](auto upcxx_type_) {                                                                        \
         using upcxx_class_ = typename decltype(upcxx_type_)::type;                                        \
         _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Winvalid-offsetof\"") return   \
             std::size_t(offsetof(upcxx_class_, field));                                                   \
         _Pragma("GCC diagnostic pop")                                                                     \
-      }(std::type_identity<std::remove_cv_t<::upcxx::detail::memberof_element_t<decltype(gp)>>>{})))
+      }(UPCXX_DETAIL_CLASS_IDENTITY(gp))))
