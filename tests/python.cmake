@@ -73,28 +73,30 @@ accrete_add_python_run(python_pytest.np3.node2 3 ARGS ${_pytest} ENV ACCRETE_NOD
 # The same workload as examples/hessian: the checksum is exact, the solve must succeed.
 accrete_add_python_run(python_hessian_example.np2 2 ARGS ${PROJECT_SOURCE_DIR}/python/examples/hessian.py --preset tiny
   PASS "checksum [0-9.]+, expected [0-9.]+: OK.*residual.*: OK")
-# Two hosts of two processes over TCP (tests/multihost/hosts.sh, Open MPI:
-# ob1 + tcp, no UCX). Open MPI 4.1 serves the window across those hosts with
-# osc/pt2pt, which refuses MPI_THREAD_MULTIPLE, the level mpi4py initialises
-# MPI at unless told otherwise: with MPI4PY_RC_THREAD_LEVEL=serialized the
-# whole suite runs; without it, init says what to change in those words.
+# Across pretend hosts over TCP (tests/multihost/hosts.sh). Open MPI, 2 x 2
+# (ob1 + tcp, no UCX): Open MPI 4.1 serves the window across those hosts
+# with osc/pt2pt, which refuses MPI_THREAD_MULTIPLE, the level mpi4py
+# initialises MPI at unless told otherwise. With
+# MPI4PY_RC_THREAD_LEVEL=serialized the whole suite runs; without it, init
+# says what to change in those words. MPICH, 2 x 1 (as its other multi-host
+# tests, tests/multihost.cmake): the suite as it is.
+string(REPLACE ";" " " _pytest_args "${_pytest}")
+function(accrete_add_python_hosts name ppn env args pass)
+  math(EXPR np "2 * ${ppn}")
+  add_test(NAME multihost.python_${name}
+    COMMAND sh -c "[ -f ${_installed} ] || { echo 'SKIPPED: the package was not installed (see python_install)'; exit 77; }; \
+exec bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh ${ACCRETE_MPI_FLAVOR} 2 ${ppn} ${_py} ${args}")
+  set_tests_properties(multihost.python_${name} PROPERTIES FIXTURES_REQUIRED python_venv TIMEOUT 600 PROCESSORS ${np}
+    SKIP_RETURN_CODE 77 LABELS "python;multihost" WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
+    ENVIRONMENT "${_python_mpi_env};OPENBLAS_NUM_THREADS=1;ACCRETE_TEST_PPN=${ppn};${env}")
+  if(pass)
+    set_tests_properties(multihost.python_${name} PROPERTIES PASS_REGULAR_EXPRESSION "${pass}")
+  endif()
+endfunction()
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
-  set(_hosts bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh openmpi 2 2)
-  string(REPLACE ";" " " _hosts "${_hosts}")
-  string(REPLACE ";" " " _pytest_args "${_pytest}")
-  foreach(case "pytest.2x2|MPI4PY_RC_THREAD_LEVEL=serialized|${_pytest_args}|"
-               "thread_multiple_refused.2x2||-c \"from mpi4py import MPI; import accrete; accrete.init()\"|the program initialised MPI at MPI_THREAD_MULTIPLE [(]mpi4py does so by default[)].*MPI4PY_RC_THREAD_LEVEL=serialized")
-    string(REGEX MATCH "^([^|]*)[|]([^|]*)[|]([^|]*)[|](.*)$" _m "${case}")
-    set(_name multihost.python_${CMAKE_MATCH_1})
-    set(_env ${_python_mpi_env} OPENBLAS_NUM_THREADS=1 ACCRETE_TEST_PPN=2 ${CMAKE_MATCH_2})
-    set(_pass "${CMAKE_MATCH_4}")
-    add_test(NAME ${_name}
-      COMMAND sh -c "[ -f ${_installed} ] || { echo 'SKIPPED: the package was not installed (see python_install)'; exit 77; }; \
-exec ${_hosts} ${_py} ${CMAKE_MATCH_3}")
-    set_tests_properties(${_name} PROPERTIES FIXTURES_REQUIRED python_venv TIMEOUT 600 PROCESSORS 4 SKIP_RETURN_CODE 77
-      ENVIRONMENT "${_env}" LABELS "python;multihost" WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-    if(_pass)
-      set_tests_properties(${_name} PROPERTIES PASS_REGULAR_EXPRESSION "${_pass}")
-    endif()
-  endforeach()
+  accrete_add_python_hosts(pytest.2x2 2 MPI4PY_RC_THREAD_LEVEL=serialized "${_pytest_args}" "")
+  accrete_add_python_hosts(thread_multiple_refused.2x2 2 "" "-c \"from mpi4py import MPI; import accrete; accrete.init()\""
+    "the program initialised MPI at MPI_THREAD_MULTIPLE [(]mpi4py does so by default[)].*MPI4PY_RC_THREAD_LEVEL=serialized")
+else()
+  accrete_add_python_hosts(pytest.2x1 1 "" "${_pytest_args}" "")
 endif()
