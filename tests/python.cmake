@@ -49,16 +49,25 @@ touch ${_installed}")
 set_tests_properties(python_install PROPERTIES FIXTURES_SETUP python_venv TIMEOUT 1200 LABELS python
   SKIP_RETURN_CODE 77)
 
+# HOSTS ppn: across 2 pretend hosts of ppn processes each over TCP
+# (tests/multihost/hosts.sh) instead of on this one; np is then 2 x ppn.
 function(accrete_add_python_run name np)
-  cmake_parse_arguments(A "" "" "ENV;ARGS;PASS" ${ARGN})
+  cmake_parse_arguments(A "" "HOSTS" "ENV;ARGS;PASS" ${ARGN})
   string(REPLACE ";" " " args "${A_ARGS}")
   string(REPLACE ";" " " pre "${ACCRETE_MPIEXEC_PREFLAGS}")
   set(env ${ACCRETE_MPI_ENV} ${_python_mpi_env} OPENBLAS_NUM_THREADS=1 ${A_ENV})
+  set(launch "${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${pre}")
+  set(labels python)
+  if(A_HOSTS)
+    set(launch "bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh ${ACCRETE_MPI_FLAVOR} 2 ${A_HOSTS}")
+    list(APPEND env ACCRETE_TEST_PPN=${A_HOSTS})
+    list(APPEND labels multihost)
+  endif()
   add_test(NAME ${name}
     COMMAND sh -c "[ -f ${_installed} ] || { echo 'SKIPPED: the package was not installed (see python_install)'; exit 77; }; \
-exec ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${pre} ${_py} ${args}")
+exec ${launch} ${_py} ${args}")
   set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED python_venv TIMEOUT 600 PROCESSORS ${np} SKIP_RETURN_CODE 77
-    ENVIRONMENT "${env}" LABELS python WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+    ENVIRONMENT "${env}" LABELS "${labels}" WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   if(A_PASS)
     set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${A_PASS}")
   endif()
@@ -80,23 +89,11 @@ accrete_add_python_run(python_hessian_example.np2 2 ARGS ${PROJECT_SOURCE_DIR}/p
 # MPI4PY_RC_THREAD_LEVEL=serialized the whole suite runs; without it, init
 # says what to change in those words. MPICH, 2 x 1 (as its other multi-host
 # tests, tests/multihost.cmake): the suite as it is.
-string(REPLACE ";" " " _pytest_args "${_pytest}")
-function(accrete_add_python_hosts name ppn env args pass)
-  math(EXPR np "2 * ${ppn}")
-  add_test(NAME multihost.python_${name}
-    COMMAND sh -c "[ -f ${_installed} ] || { echo 'SKIPPED: the package was not installed (see python_install)'; exit 77; }; \
-exec bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh ${ACCRETE_MPI_FLAVOR} 2 ${ppn} ${_py} ${args}")
-  set_tests_properties(multihost.python_${name} PROPERTIES FIXTURES_REQUIRED python_venv TIMEOUT 600 PROCESSORS ${np}
-    SKIP_RETURN_CODE 77 LABELS "python;multihost" WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
-    ENVIRONMENT "${_python_mpi_env};OPENBLAS_NUM_THREADS=1;ACCRETE_TEST_PPN=${ppn};${env}")
-  if(pass)
-    set_tests_properties(multihost.python_${name} PROPERTIES PASS_REGULAR_EXPRESSION "${pass}")
-  endif()
-endfunction()
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
-  accrete_add_python_hosts(pytest.2x2 2 MPI4PY_RC_THREAD_LEVEL=serialized "${_pytest_args}" "")
-  accrete_add_python_hosts(thread_multiple_refused.2x2 2 "" "-c \"from mpi4py import MPI; import accrete; accrete.init()\""
-    "the program initialised MPI at MPI_THREAD_MULTIPLE [(]mpi4py does so by default[)].*MPI4PY_RC_THREAD_LEVEL=serialized")
+  accrete_add_python_run(multihost.python_pytest.2x2 4 HOSTS 2 ARGS ${_pytest} ENV MPI4PY_RC_THREAD_LEVEL=serialized)
+  accrete_add_python_run(multihost.python_thread_multiple_refused.2x2 4 HOSTS 2
+    ARGS -c "\"__import__('mpi4py.MPI') and __import__('accrete').init()\""  # no ';': ARGS is a CMake list
+    PASS "the program initialised MPI at MPI_THREAD_MULTIPLE [(]mpi4py does so by default[)].*MPI4PY_RC_THREAD_LEVEL=serialized")
 else()
-  accrete_add_python_hosts(pytest.2x1 1 "" "${_pytest_args}" "")
+  accrete_add_python_run(multihost.python_pytest.2x1 2 HOSTS 1 ARGS ${_pytest})
 endif()

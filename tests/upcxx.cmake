@@ -88,23 +88,21 @@ if(NOT ACCRETE_MPI_FLAVOR STREQUAL "mpich")
   foreach(d ${MPI_CXX_INCLUDE_DIRS})
     list(APPEND _mpi_inc -I${d})
   endforeach()
-  foreach(c 1 2 3 4 5 6)
-    add_test(NAME upcxx_rma_type_error.case${c}
+  # -Wfatal-errors: the compiler stops at the first error, which must be it.
+  function(accrete_upcxx_compile_error name c regex)
+    add_test(NAME ${name}.case${c}
       COMMAND ${CMAKE_CXX_COMPILER} -std=c++20 -fsyntax-only -Wfatal-errors -DCASE=${c}
-              -I${PROJECT_SOURCE_DIR}/include ${_mpi_inc} ${CMAKE_CURRENT_SOURCE_DIR}/upcxx_rma_type_error.cpp)
-    # -Wfatal-errors: the compiler stops at the first error, which must be it.
-    set_tests_properties(upcxx_rma_type_error.case${c} PROPERTIES
-      PASS_REGULAR_EXPRESSION "static assertion failed: upcxx: RMA operations only work on TriviallySerializable types")
+              -I${PROJECT_SOURCE_DIR}/include ${_mpi_inc} ${CMAKE_CURRENT_SOURCE_DIR}/${name}.cpp)
+    set_tests_properties(${name}.case${c} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}")
+  endfunction()
+  foreach(c 1 2 3 4 5 6)
+    accrete_upcxx_compile_error(upcxx_rma_type_error ${c}
+      "static assertion failed: upcxx: RMA operations only work on TriviallySerializable types")
   endforeach()
   # upcxx_memberof needs a standard-layout class; upcxx_memberof_general
   # takes any class but not a reference member.
-  foreach(c 1 2)
-    add_test(NAME upcxx_memberof_error.case${c}
-      COMMAND ${CMAKE_CXX_COMPILER} -std=c++20 -fsyntax-only -Wfatal-errors -DCASE=${c}
-              -I${PROJECT_SOURCE_DIR}/include ${_mpi_inc} ${CMAKE_CURRENT_SOURCE_DIR}/upcxx_memberof_error.cpp)
-  endforeach()
-  set_tests_properties(upcxx_memberof_error.case1 PROPERTIES
-    PASS_REGULAR_EXPRESSION "static assertion failed: upcxx_memberof requires a global_ptr to a standard-layout class")
-  set_tests_properties(upcxx_memberof_error.case2 PROPERTIES
-    PASS_REGULAR_EXPRESSION "static assertion failed: upcxx_memberof_general: the member is a reference")
+  accrete_upcxx_compile_error(upcxx_memberof_error 1
+    "static assertion failed: upcxx_memberof requires a global_ptr to a standard-layout class")
+  accrete_upcxx_compile_error(upcxx_memberof_error 2
+    "static assertion failed: upcxx_memberof_general: the member is a reference")
 endif()
