@@ -90,6 +90,28 @@ foreach(prog ${_mh_programs})
       ENVIRONMENT "ACCRETE_TEST_PPN=${ppn};${env}" LABELS multihost)
   endforeach()
 endforeach()
+# Ranks dealt over the hosts in turn (`--map-by node`, Slurm's cyclic
+# distribution): no node holds a contiguous range of world ranks, so every
+# map from a world rank to its node, its place in the local team and the
+# local teams' order is exercised where block placement would hide a
+# shortcut. multihost_test checks that the placement is the cyclic one.
+# Under MPICH these run by hand (hosts.sh mpich 2 2 with
+# ACCRETE_MH_MAP=cyclic), as its other 2 x 2 runs (see above).
+set(_mh_cyclic_programs multihost_test runtime_test upcxx_test dist_object_test collectives_test atomic_test
+    convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test)
+if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
+  foreach(prog ${_mh_cyclic_programs})
+    set(tname multihost.${prog}.2x2cyclic)
+    set(env "")
+    if(prog STREQUAL "atomic_test")
+      set(env OMPI_MCA_osc=^rdma)  # as in tests/atomic.cmake
+    endif()
+    add_test(NAME ${tname}
+      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh openmpi 2 2 $<TARGET_FILE:${prog}>)
+    set_tests_properties(${tname} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 PROCESSORS 4
+      ENVIRONMENT "ACCRETE_TEST_PPN=2;ACCRETE_MH_MAP=cyclic;${env}" LABELS multihost)
+  endforeach()
+endif()
 # The progress thread between hosts: it needs MPI_THREAD_MULTIPLE on the
 # window across nodes. MPICH (ch4:ucx) gives it, and the thread's tests run
 # over TCP. Open MPI 4.1 serves that window with osc/pt2pt here (no RDMA

@@ -87,7 +87,15 @@ rx_bytes() {  # total bytes received on every host's veth end
   echo "$sum"
 }
 
+# ACCRETE_MH_MAP=cyclic deals the ranks over the hosts in turn (rank r on
+# host r mod HOSTS), as `--map-by node` or Slurm's cyclic distribution do,
+# so that no node holds a contiguous range of ranks; the default fills
+# each host in rank order.
+mh_map=${ACCRETE_MH_MAP:-block}
+case "$mh_map" in block|cyclic) ;; *) echo "hosts.sh: ACCRETE_MH_MAP must be block or cyclic, not '$mh_map'" >&2; exit 2;; esac
 if [ "$flavor" = openmpi ]; then
+  map=(--map-by "ppr:$ppn:node")
+  [ "$mh_map" = block ] || map=(--map-by node)
   hostfile=$(mktemp)
   for ((h = 0; h < hosts; ++h)); do echo "$subnet.$((h + 1)) slots=$ppn" >>"$hostfile"; done
   # The one-sided component as the environment chooses (the atomics tests
@@ -97,17 +105,21 @@ if [ "$flavor" = openmpi ]; then
   # Open MPI's own TCP path between hosts (ob1 + btl/tcp; vader inside one),
   # not UCX, whose TCP transport can hang in MPI_Finalize (multihost.cmake).
   launch=(/usr/bin/mpiexec.openmpi --allow-run-as-root --oversubscribe -n "$np" --hostfile "$hostfile"
-          --map-by "ppr:$ppn:node" --mca plm_rsh_agent "$here/nsrsh" --mca plm_rsh_no_tree_spawn 1
+          "${map[@]}" --mca plm_rsh_agent "$here/nsrsh" --mca plm_rsh_no_tree_spawn 1
           --mca pml ob1 --mca btl tcp,self,vader --mca btl_tcp_if_include "$subnet.0/24"
           --mca oob_tcp_if_include "$subnet.0/24" --mca osc "$osc"
-          -x ACCRETE_MH_PREFIX -x ACCRETE_MH_SUBNET)
+          -x ACCRETE_MH_PREFIX -x ACCRETE_MH_SUBNET -x ACCRETE_MH_MAP=$mh_map)
 else
   # Hydra: every proxy, the local one too, starts through the agent. UCX
   # may use only the test interface between hosts (its shared-memory
   # transports cannot reach across: each host has its own IPC namespace).
   export UCX_NET_DEVICES=${UCX_NET_DEVICES:-acc0}
+  # Hydra fills a host's slots before the next; with one slot per host it
+  # deals the ranks in turn, wrapping around until np are placed.
+  slots=$(echo "$hostlist" | sed "s/\([0-9.]*\)/\1:$ppn/g")
+  [ "$mh_map" = block ] || slots=$hostlist
   launch=(/usr/bin/mpiexec.mpich -launcher ssh -launcher-exec "$here/nsrsh" -iface acc0
-          -hosts "$(echo "$hostlist" | sed "s/\([0-9.]*\)/\1:$ppn/g")" -n "$np")
+          -hosts "$slots" -n "$np")
 fi
 
 before=$(rx_bytes)

@@ -53,6 +53,17 @@ TEST(Multihost, NodeIsTheHost) {
   MPI_Group_free(&wg);
   MPI_Group_free(&lg);
   for (int r : members) EXPECT_EQ(names[r], names[me]) << "world rank " << r << " shares my node";
+  // The placement is the one hosts.sh asked for: blocks of ppn ranks, or
+  // ranks dealt over the hosts in turn (ACCRETE_MH_MAP=cyclic).
+  const char* map = std::getenv("ACCRETE_MH_MAP");
+  const bool cyclic = map && std::string(map) == "cyclic";
+  const int hosts = accrete::rank_n() / ppn;
+  for (int r = 0; r < accrete::rank_n(); ++r) {
+    const int first = cyclic ? r % hosts : r / ppn * ppn;
+    EXPECT_EQ(names[r], names[first]) << "world rank " << r << (cyclic ? " (cyclic)" : " (blocks)");
+    if (r != first) continue;
+    for (int q = 0; q < r; ++q) EXPECT_NE(names[q], names[r]) << "ranks " << q << " and " << r;
+  }
 }
 
 // Each rank puts a 1 MiB block into every rank's array (slot = writer), so
