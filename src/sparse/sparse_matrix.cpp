@@ -225,6 +225,7 @@ struct sparse_state {
       held state;
       bool remote;    // holds rows of other processes (their slots unused)
       bool distinct;  // no column twice, so a row's slots are distinct (set once they hold values)
+      bool unique;    // and no row twice either: every slot distinct (set with `distinct`)
     };
     bool on = false;
     std::mutex lock;  // one thread at a time; the others take the engine's path
@@ -235,7 +236,7 @@ struct sparse_state {
     // A record at the end, its slots unwritten (the caller or the first commit fills them); returns them.
     std::int32_t* append(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, held state,
                          bool remote) {
-      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), state, remote, false});
+      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), state, remote, false, false});
       idx.insert(idx.end(), rows.begin(), rows.end());
       idx.insert(idx.end(), cols.begin(), cols.end());
       slots.resize(slots.size() + rows.size() * cols.size());
@@ -374,6 +375,9 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
       } else if (!exact && op == merge_op::sum) {
         T* val = s.values.data();
         for (std::size_t at = 0; at < count; ++at) val[known[at]] += vals[at];
+      } else if (exact && w == 1 && known[-1] == 1) {
+        add_scattered_exact(reinterpret_cast<R*>(s.values.data()), known, reinterpret_cast<const R*>(vals), 1, count,
+                            [&](std::int32_t k, R x) { spilled.push_back({k, double(x)}); });
       } else {
         for (std::size_t at = 0; at < count; ++at) add_one(at, known[at]);
       }
@@ -989,7 +993,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
   const std::size_t nr = rows.size(), nc = cols.size();
   auto own = [&](std::int64_t r) { return s.owns(r); };
   const std::int32_t* slot = nullptr;
-  bool remote = false, distinct = false;
+  bool remote = false, distinct = false, unique = false;
   // The slots of the own rows' entries, into `found` (rows of other
   // processes keep 0: never read); throws naming an entry outside the pattern.
   auto look_up = [&](std::int32_t* found) {
@@ -1034,11 +1038,15 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
         look_up(sl);
       }
       // Once per record (round 0 records every update and need not know).
-      if (r.state != held::values) r.distinct = all_distinct(cols.data(), nc);
+      if (r.state != held::values) {
+        r.distinct = all_distinct(cols.data(), nc);
+        r.unique = r.distinct && all_distinct(rows.data(), nr);
+      }
       r.state = held::values;
       slot = sl;
       remote = r.remote;
       distinct = r.distinct;
+      unique = r.unique;
     }
   }
   if (!slot) {
@@ -1061,6 +1069,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     std::copy(found.begin(), found.end(), sl);
     slot = sl;
     distinct = c.records.back().distinct = all_distinct(cols.data(), nc);
+    unique = c.records.back().unique = distinct && all_distinct(rows.data(), nr);
   }
   ++c.cursor;
   const bool colmaj = lay == matrix_layout::col_major;
@@ -1095,14 +1104,21 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     T* v = s.values.data();
     // Row by row: a row's slots ascend through its part of `values`.
     const bool batched = !exact && op == merge_op::sum && distinct;
+    // The exact adds of a real T: a contribution that would round is logged.
+    auto spill_real = [&](std::int32_t k, R x) { spilled.push_back({k, double(x)}); };
     if (batched && !remote) {
       add_scattered_rows(v, slot, block, rs, cs, nr, nc);
+    } else if (exact && w == 1 && distinct && !remote) {
+      add_scattered_exact_rows(reinterpret_cast<R*>(v), slot, reinterpret_cast<const R*>(block), rs, cs, nr, nc,
+                               unique, spill_real);
     } else {
       for (std::size_t i = 0; i < nr; ++i) {
         if (remote && !own(rows[i])) continue;
         const T* src = block + std::int64_t(i) * rs;
         const std::int32_t* si = slot + i * nc;
-        if (exact) {
+        if (exact && w == 1 && distinct) {
+          add_scattered_exact(reinterpret_cast<R*>(v), si, reinterpret_cast<const R*>(src), cs, nc, spill_real);
+        } else if (exact) {
           for (std::size_t j = 0; j < nc; ++j) {
             const std::int64_t k = si[j];
             const R* from = reinterpret_cast<const R*>(src + std::int64_t(j) * cs);
