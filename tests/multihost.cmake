@@ -94,22 +94,34 @@ endforeach()
 # distribution): no node holds a contiguous range of world ranks, so every
 # map from a world rank to its node, its place in the local team and the
 # local teams' order is exercised where block placement would hide a
-# shortcut. multihost_test checks that the placement is the cyclic one.
-# Under MPICH these run by hand (hosts.sh mpich 2 2 with
-# ACCRETE_MH_MAP=cyclic), as its other 2 x 2 runs (see above).
+# shortcut. And 3 processes on the 2 x 2 slots (ACCRETE_MH_NP=3): host 0
+# runs ranks 0 and 2, host 1 rank 1, so the nodes differ in size too.
+# multihost_test checks that the placement is the one asked for. Under
+# MPICH these run by hand (hosts.sh mpich 2 2 with ACCRETE_MH_MAP=cyclic),
+# as its other 2 x 2 runs (see above).
 set(_mh_cyclic_programs multihost_test runtime_test upcxx_test dist_object_test collectives_test atomic_test
     convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test)
+set(_mh_uneven_programs multihost_test runtime_test upcxx_test convergent_matrix_test cm_repro_test
+    sparse_matrix_test)
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
-  foreach(prog ${_mh_cyclic_programs})
-    set(tname multihost.${prog}.2x2cyclic)
-    set(env "")
-    if(prog STREQUAL "atomic_test")
-      set(env OMPI_MCA_osc=^rdma)  # as in tests/atomic.cmake
+  foreach(layout 2x2cyclic 3of2x2cyclic)
+    set(np 4)
+    set(progs ${_mh_cyclic_programs})
+    if(layout STREQUAL "3of2x2cyclic")
+      set(np 3)
+      set(progs ${_mh_uneven_programs})
     endif()
-    add_test(NAME ${tname}
-      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh openmpi 2 2 $<TARGET_FILE:${prog}>)
-    set_tests_properties(${tname} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 PROCESSORS 4
-      ENVIRONMENT "ACCRETE_TEST_PPN=2;ACCRETE_MH_MAP=cyclic;${env}" LABELS multihost)
+    foreach(prog ${progs})
+      set(tname multihost.${prog}.${layout})
+      set(env "")
+      if(prog STREQUAL "atomic_test")
+        set(env OMPI_MCA_osc=^rdma)  # as in tests/atomic.cmake
+      endif()
+      add_test(NAME ${tname}
+        COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh openmpi 2 2 $<TARGET_FILE:${prog}>)
+      set_tests_properties(${tname} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 PROCESSORS ${np}
+        ENVIRONMENT "ACCRETE_TEST_PPN=2;ACCRETE_MH_MAP=cyclic;ACCRETE_MH_NP=${np};${env}" LABELS multihost)
+    endforeach()
   endforeach()
 endif()
 # The progress thread between hosts: it needs MPI_THREAD_MULTIPLE on the

@@ -1,7 +1,10 @@
 // Core runtime: teams, segments, global pointers, contiguous RMA, futures
 // driven by real communication, MPI interoperability, and error reporting.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -18,15 +21,26 @@ std::uint64_t pattern(int rank, std::size_t i, int salt) {
   return (std::uint64_t(rank) << 40) ^ (i * 2654435761u) ^ std::uint64_t(salt);
 }
 
-// The real node is the whole run on one machine, or ACCRETE_TEST_PPN
-// consecutive ranks per host in the multi-host runs (tests/multihost);
+// The real node is the whole run on one machine, or in the multi-host runs
+// (tests/multihost, which set ACCRETE_TEST_PPN) the ranks with the
+// caller's hostname, wherever the launcher placed them;
 // ACCRETE_NODE_SIZE=k cuts it into pretend nodes of k.
 int expected_node_size() {
-  const char* h = std::getenv("ACCRETE_TEST_PPN");
-  const int real = h ? std::atoi(h) : rank_n();
+  int real = rank_n(), pos = rank_me();
+  if (std::getenv("ACCRETE_TEST_PPN")) {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    std::vector<char> all(std::size_t(rank_n()) * sizeof name);
+    MPI_Allgather(name, sizeof name, MPI_CHAR, all.data(), sizeof name, MPI_CHAR, MPI_COMM_WORLD);
+    real = pos = 0;
+    for (int r = 0; r < rank_n(); ++r) {
+      const bool same = std::strcmp(all.data() + std::size_t(r) * sizeof name, name) == 0;
+      real += same;
+      pos += same && r < rank_me();
+    }
+  }
   const char* e = std::getenv("ACCRETE_NODE_SIZE");
   const int k = e ? std::atoi(e) : 0;
-  const int pos = rank_me() % real;
   return k > 0 ? std::min(k, real - (pos / k) * k) : real;
 }
 }  // namespace

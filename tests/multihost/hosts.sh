@@ -77,7 +77,12 @@ export ACCRETE_MH_PREFIX=$pfx ACCRETE_MH_SUBNET=$subnet
 unset ACCRETE_NODE_SIZE
 hostlist=""
 for ((h = 0; h < hosts; ++h)); do hostlist+="${hostlist:+,}$subnet.$((h + 1))"; done
-np=$((hosts * ppn))
+# ACCRETE_MH_NP runs fewer processes than HOSTS x PPN, so that the hosts
+# hold different numbers of them (the last ones fewer, or, cyclic, the
+# hosts after the first few).
+np=${ACCRETE_MH_NP:-$((hosts * ppn))}
+case "$np" in ''|*[!0-9]*) echo "hosts.sh: ACCRETE_MH_NP must be a count, not '$np'" >&2; exit 2;; esac
+((np >= 1 && np <= hosts * ppn)) || { echo "hosts.sh: ACCRETE_MH_NP=$np is outside 1..$((hosts * ppn))" >&2; exit 2; }
 
 rx_bytes() {  # total bytes received on every host's veth end
   local h sum=0
@@ -93,6 +98,8 @@ rx_bytes() {  # total bytes received on every host's veth end
 # each host in rank order.
 mh_map=${ACCRETE_MH_MAP:-block}
 case "$mh_map" in block|cyclic) ;; *) echo "hosts.sh: ACCRETE_MH_MAP must be block or cyclic, not '$mh_map'" >&2; exit 2;; esac
+# The programs see the layout (tests/multihost/multihost_test.cpp checks it).
+export ACCRETE_MH_MAP=$mh_map ACCRETE_MH_HOSTS=$hosts
 if [ "$flavor" = openmpi ]; then
   map=(--map-by "ppr:$ppn:node")
   [ "$mh_map" = block ] || map=(--map-by node)
@@ -108,7 +115,7 @@ if [ "$flavor" = openmpi ]; then
           "${map[@]}" --mca plm_rsh_agent "$here/nsrsh" --mca plm_rsh_no_tree_spawn 1
           --mca pml ob1 --mca btl tcp,self,vader --mca btl_tcp_if_include "$subnet.0/24"
           --mca oob_tcp_if_include "$subnet.0/24" --mca osc "$osc"
-          -x ACCRETE_MH_PREFIX -x ACCRETE_MH_SUBNET -x ACCRETE_MH_MAP=$mh_map)
+          -x ACCRETE_MH_PREFIX -x ACCRETE_MH_SUBNET -x ACCRETE_MH_MAP -x ACCRETE_MH_HOSTS)
 else
   # Hydra: every proxy, the local one too, starts through the agent. UCX
   # may use only the test interface between hosts (its shared-memory
