@@ -27,11 +27,21 @@ namespace accrete::detail {
 /// as exact, and a non-finite operand or an overflow (error NaN or inf)
 /// does not.
 template <class T>
+using float_bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+
+/// TwoSum's error of a + x as bits without the sign: zero exactly when the
+/// rounded sum is exact (also for -0).
+template <class T>
+inline float_bits<T> two_sum_error_bits(T a, T x) noexcept {
+  const T s = a + x, bb = s - a;
+  return float_bits<T>(std::bit_cast<float_bits<T>>((a - (s - bb)) + (x - bb)) << 1);
+}
+
+template <class T>
 inline bool add_if_exact(T& dst, T src) noexcept {
-  using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  const T a = dst, s = a + src, bb = s - a;
-  if ((std::bit_cast<bits>((a - (s - bb)) + (src - bb)) << 1) != 0) return false;
-  dst = s;
+  const T a = dst;
+  if (two_sum_error_bits(a, src) != 0) return false;
+  dst = a + src;
   return true;
 }
 

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "assembly/repro.hpp"
+
 namespace accrete::detail {
 
 // dst[slot[k]] += src[k * stride] for k < n, the n slots pairwise distinct
@@ -70,7 +72,7 @@ template <class T, class Spill>
 inline void add_scattered_exact(T* __restrict dst, const std::int32_t* __restrict slot, const T* __restrict src,
                                 std::ptrdiff_t stride, std::size_t n, Spill&& spill) {
   static_assert(std::is_floating_point_v<T>);
-  using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  using bits = float_bits<T>;
   constexpr std::size_t b = add_batch, chunk = 64 * b;
   // GCC's vector extension (Clang has it too) for the checks, which GCC
   // otherwise leaves scalar.
@@ -91,10 +93,6 @@ inline void add_scattered_exact(T* __restrict dst, const std::int32_t* __restric
     for (; k < m; ++k) dst[sl[k]] = (old[k] = dst[sl[k]]) + x_at(k);
     // The checks recompute each sum: the same operation on the same
     // operands gives the value stored.
-    auto error_bits = [](T a, T x) {
-      const T s = a + x, bb = s - a;
-      return bits(std::bit_cast<bits>((a - (s - bb)) + (x - bb)) << 1);
-    };
     vbits err_any = {};
     k = 0;
     for (; k + b <= m; k += b) {
@@ -102,16 +100,17 @@ inline void add_scattered_exact(T* __restrict dst, const std::int32_t* __restric
       std::memcpy(&a, old + k, sizeof a);
       for (std::size_t j = 0; j < b; ++j) x[j] = x_at(k + j);
       const vec sum = a + x, bb = sum - a;
-      // A cast between vector types of one size keeps the bits.
+      // two_sum_error_bits lane by lane; a cast between vector types of
+      // one size keeps the bits.
       err_any |= (vbits)((a - (sum - bb)) + (x - bb));
     }
     err_any <<= 1;
     bits any = 0;
     for (std::size_t j = 0; j < b; ++j) any |= err_any[j];
-    for (; k < m; ++k) any |= error_bits(old[k], x_at(k));
+    for (; k < m; ++k) any |= two_sum_error_bits(old[k], x_at(k));
     if (any == 0) continue;
     for (k = 0; k < m; ++k) {
-      if (error_bits(old[k], x_at(k)) == 0) continue;
+      if (two_sum_error_bits(old[k], x_at(k)) == 0) continue;
       dst[sl[k]] = old[k];
       spill(sl[k], x_at(k));
     }
