@@ -8,7 +8,7 @@ add_executable(multihost_test multihost/multihost_test.cpp)
 target_link_libraries(multihost_test PRIVATE accrete::accrete accrete_test_main)
 
 set(_mh_programs multihost_test rpc_test runtime_test strided_test irregular_test atomic_test
-    collectives_test convergent_matrix_test rma_mix_test)
+    collectives_test convergent_matrix_test rma_mix_test collective_mix_test)
 if(ACCRETE_BUILD_BENCH)
   list(APPEND _mh_programs bench_hessian)
 endif()
@@ -100,9 +100,9 @@ endforeach()
 # MPICH these run by hand (hosts.sh mpich 2 2 with ACCRETE_MH_MAP=cyclic),
 # as its other 2 x 2 runs (see above).
 set(_mh_cyclic_programs multihost_test runtime_test upcxx_test dist_object_test collectives_test atomic_test
-    convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test)
+    convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test collective_mix_test)
 set(_mh_uneven_programs multihost_test runtime_test upcxx_test convergent_matrix_test cm_repro_test
-    sparse_matrix_test rma_mix_test)
+    sparse_matrix_test rma_mix_test collective_mix_test)
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
   foreach(layout 2x2cyclic 3of2x2cyclic)
     set(np 4)
