@@ -29,7 +29,7 @@ endif()
 # reproducible sums give the same bits there as on one node.
 set(_mh_data_programs dist_array_test edges_test agreement_test cm_atomic_test cm_merge_test cm_rounds_test
     cm_repro_test c_api_test reinit_test sparse_matrix_test combinations_test upcxx_test dist_object_test
-    remote_completion_test extend_add_test)
+    remote_completion_test extend_add_test side_by_side_test)
 if(TARGET cm_complex_test)
   list(APPEND _mh_data_programs cm_complex_test)
 endif()
@@ -100,9 +100,9 @@ endforeach()
 # MPICH these run by hand (hosts.sh mpich 2 2 with ACCRETE_MH_MAP=cyclic),
 # as its other 2 x 2 runs (see above).
 set(_mh_cyclic_programs multihost_test runtime_test upcxx_test dist_object_test collectives_test atomic_test
-    convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test collective_mix_test)
+    convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test collective_mix_test side_by_side_test)
 set(_mh_uneven_programs multihost_test runtime_test upcxx_test convergent_matrix_test cm_repro_test
-    sparse_matrix_test rma_mix_test collective_mix_test)
+    sparse_matrix_test rma_mix_test collective_mix_test side_by_side_test)
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
   foreach(layout 2x2cyclic 3of2x2cyclic)
     set(np 4)
