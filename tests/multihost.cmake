@@ -73,7 +73,7 @@ foreach(prog ${_mh_programs})
     # It puts 1 MiB from every process to every other: at least 1 MiB
     # each way between the hosts.
     set(env ACCRETE_MH_MIN_BYTES=2097152)
-  elseif(prog STREQUAL "atomic_test" AND ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
+  elseif(prog MATCHES "^(atomic|rma_mix)_test$" AND ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
     set(env OMPI_MCA_osc=^rdma)  # as in tests/atomic.cmake
   elseif(prog STREQUAL "bench_hessian")
     # Every implementation checks its checksum against the workload's; any
@@ -114,7 +114,7 @@ if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
     foreach(prog ${progs})
       set(tname multihost.${prog}.${layout})
       set(env "")
-      if(prog STREQUAL "atomic_test")
+      if(prog MATCHES "^(atomic|rma_mix)_test$")
         set(env OMPI_MCA_osc=^rdma)  # as in tests/atomic.cmake
       endif()
       add_test(NAME ${tname}

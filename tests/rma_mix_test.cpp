@@ -7,7 +7,8 @@
 // seed by every process alike: the cells written in a phase are disjoint,
 // and no cell is both written and read in it, so every result is exact. The
 // reads must see the state before the phase, the writes the values the plan
-// gives, the remote completions their data, the atomics every addition.
+// gives, the remote completions their data, the atomics (integer and
+// floating-point additions and minima) every operation.
 // Written against <upcxx/upcxx.hpp>, as a UPC++ program would be, so the
 // UPC++ completion vocabulary is covered together with accrete's paths:
 // node-local stores, MPI RMA and active messages in one phase.
@@ -254,13 +255,17 @@ bool progress_until(Done&& done, const std::string& what) {
   return true;
 }
 
-template <class T>
+// Counters [0, counters / 2) take additions, the others minima: within a
+// phase each is order-free.
+bool adds(int counter) { return counter < counters / 2; }
+
+template <class T, class A>
 struct mix_state {
   upcxx::global_ptr<T> mine;
   std::vector<upcxx::global_ptr<T>> arrays;
-  std::vector<upcxx::global_ptr<std::int64_t>> ctrs;
-  std::vector<std::vector<T>> ref;                  // every rank's array before the phase
-  std::vector<std::vector<std::int64_t>> ref_ctrs;  // and its counters
+  std::vector<upcxx::global_ptr<A>> ctrs;
+  std::vector<std::vector<T>> ref;       // every rank's array before the phase
+  std::vector<std::vector<A>> ref_ctrs;  // and its counters
 };
 
 // The array of this process, for remote completions that check their data.
@@ -278,11 +283,11 @@ std::uint64_t digest(const T* p, std::int64_t n) {
   return h;
 }
 
-template <class T>
+template <class T, class A>
 struct issuer {
-  issuer(mix_state<T>& st, upcxx::atomic_domain<std::int64_t>& d, int ph) : s(st), ad(d), phase(ph) {}
-  mix_state<T>& s;
-  upcxx::atomic_domain<std::int64_t>& ad;
+  issuer(mix_state<T, A>& st, upcxx::atomic_domain<A>& d, int ph) : s(st), ad(d), phase(ph) {}
+  mix_state<T, A>& s;
+  upcxx::atomic_domain<A>& ad;
   int phase;
   std::vector<upcxx::future<>> futures;
   upcxx::promise<> prom;
@@ -522,15 +527,17 @@ struct issuer {
         checks.push_back({&got, vals});
         break;
       }
-      case kind::atomic_add:
-        if constexpr (std::is_same_v<T, std::int64_t>) {
-          upcxx::global_ptr<std::int64_t> c = s.ctrs[std::size_t(o.target)] + o.counter;
-          if (o.completion == 0)
-            futures.push_back(ad.fetch_add(c, o.delta, std::memory_order_relaxed).then([](std::int64_t) {}));
-          else
-            futures.push_back(ad.add(c, o.delta, std::memory_order_relaxed));
-        }
+      case kind::atomic_add: {
+        upcxx::global_ptr<A> c = s.ctrs[std::size_t(o.target)] + o.counter;
+        const A v = A(o.delta);
+        if (adds(o.counter))
+          futures.push_back(o.completion == 0 ? ad.fetch_add(c, v, std::memory_order_relaxed).then([](A) {})
+                                              : ad.add(c, v, std::memory_order_relaxed));
+        else
+          futures.push_back(o.completion == 0 ? ad.fetch_min(c, v, std::memory_order_relaxed).then([](A) {})
+                                              : ad.min(c, v, std::memory_order_relaxed));
         break;
+      }
       case kind::count_:
         break;
     }
@@ -540,23 +547,23 @@ struct issuer {
   std::vector<upcxx::global_ptr<T>> scratch;
 };
 
-template <class T>
+template <class T, class A>
 void run_phases(std::uint64_t seed, int phases, int ops_per_rank) {
   const int me = upcxx::rank_me(), n = upcxx::rank_n();
-  mix_state<T> s;
+  mix_state<T, A> s;
   s.mine = upcxx::new_array<T>(std::size_t(cells));
   local_array<T> = s.mine.local();
-  upcxx::global_ptr<std::int64_t> my_ctrs = upcxx::new_array<std::int64_t>(counters);
+  upcxx::global_ptr<A> my_ctrs = upcxx::new_array<A>(counters);
   for (std::int64_t i = 0; i < cells; ++i)
     s.mine.local()[i] = value_of<T>(mix(std::uint64_t(me) << 20 ^ std::uint64_t(i)));
-  for (int i = 0; i < counters; ++i) my_ctrs.local()[i] = 0;
+  for (int i = 0; i < counters; ++i) my_ctrs.local()[i] = A(0);
   // Reset before the barrier below: past it, the others may issue this
   // run's operations, and every remote completion of a run before this one
   // has arrived (that run waited for them).
   remote_arrived = 0;
   remote_bad = 0;
   {
-    upcxx::dist_object<std::pair<upcxx::global_ptr<T>, upcxx::global_ptr<std::int64_t>>> d({s.mine, my_ctrs});
+    upcxx::dist_object<std::pair<upcxx::global_ptr<T>, upcxx::global_ptr<A>>> d({s.mine, my_ctrs});
     for (int r = 0; r < n; ++r) {
       auto [a, c] = d.fetch(r).wait();
       s.arrays.push_back(a);
@@ -565,18 +572,19 @@ void run_phases(std::uint64_t seed, int phases, int ops_per_rank) {
       for (std::int64_t i = 0; i < cells; ++i)
         init[std::size_t(i)] = value_of<T>(mix(std::uint64_t(r) << 20 ^ std::uint64_t(i)));
       s.ref.push_back(std::move(init));
-      s.ref_ctrs.emplace_back(counters, 0);
+      s.ref_ctrs.emplace_back(counters, A(0));
     }
     upcxx::barrier();
   }
-  upcxx::atomic_domain<std::int64_t> ad({upcxx::atomic_op::fetch_add, upcxx::atomic_op::add, upcxx::atomic_op::load});
+  upcxx::atomic_domain<A> ad({upcxx::atomic_op::fetch_add, upcxx::atomic_op::add, upcxx::atomic_op::fetch_min,
+                              upcxx::atomic_op::min, upcxx::atomic_op::load});
   rng local_g(seed ^ (std::uint64_t(me) * 7919u));
   int remote_expected = 0;
   std::array<long, nkinds> issued{};
   for (int ph = 0; ph < phases; ++ph) {
     plan p = planner(n, mix(seed + std::uint64_t(ph))).draw(ops_per_rank);
     remote_expected += p.remote_expected[std::size_t(me)];
-    issuer<T> is(s, ad, ph);
+    issuer<T, A> is(s, ad, ph);
     for (const op& o : p.ops[std::size_t(me)]) {
       is.issue(o, local_g);
       ++issued[int(o.k)];
@@ -601,8 +609,8 @@ void run_phases(std::uint64_t seed, int phases, int ops_per_rank) {
     for (int w = 0; w < n; ++w)
       for (const op& o : p.ops[std::size_t(w)]) {
         if (o.k == kind::atomic_add) {
-          if constexpr (std::is_same_v<T, std::int64_t>)
-            s.ref_ctrs[std::size_t(o.target)][std::size_t(o.counter)] += o.delta;
+          A& c = s.ref_ctrs[std::size_t(o.target)][std::size_t(o.counter)];
+          c = adds(o.counter) ? c + A(o.delta) : std::min(c, A(o.delta));
           continue;
         }
         if (!writes(o.k)) continue;
@@ -625,14 +633,12 @@ void run_phases(std::uint64_t seed, int phases, int ops_per_rank) {
         ++wrong;
       }
     EXPECT_EQ(wrong, 0) << "phase " << ph << ": " << wrong << " cells differ on rank " << me << ", first " << first;
-    if constexpr (std::is_same_v<T, std::int64_t>) {
-      // Through the domain from another process, too.
-      const int other = (me + 1) % n;
-      for (int c = 0; c < counters; ++c)
-        EXPECT_EQ(ad.load(s.ctrs[std::size_t(other)] + c, std::memory_order_relaxed).wait(),
-                  s.ref_ctrs[std::size_t(other)][std::size_t(c)])
-            << "phase " << ph << ", counter " << c << " of rank " << other;
-    }
+    // The counters, through the domain from another process.
+    const int other = (me + 1) % n;
+    for (int c = 0; c < counters; ++c)
+      EXPECT_EQ(ad.load(s.ctrs[std::size_t(other)] + c, std::memory_order_relaxed).wait(),
+                s.ref_ctrs[std::size_t(other)][std::size_t(c)])
+          << "phase " << ph << ", counter " << c << " of rank " << other;
     // A failure in one phase would repeat in every later one; stop together.
     if (upcxx::reduce_all(int(::testing::Test::HasFailure()), upcxx::op_fast_max).wait()) break;
   }
@@ -650,6 +656,6 @@ void run_phases(std::uint64_t seed, int phases, int ops_per_rank) {
 
 }  // namespace
 
-TEST(RmaMix, EightByteCellsAndAtomics) { run_phases<std::int64_t>(0x5eed0001, 60, 40); }
+TEST(RmaMix, EightByteCellsAndIntegerAtomics) { run_phases<std::int64_t, std::int64_t>(0x5eed0001, 60, 40); }
 
-TEST(RmaMix, ThreeByteCells) { run_phases<rgb>(0x5eed0002, 30, 40); }
+TEST(RmaMix, ThreeByteCellsAndDoubleAtomics) { run_phases<rgb, double>(0x5eed0002, 30, 40); }
