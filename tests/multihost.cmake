@@ -100,7 +100,8 @@ endforeach()
 # MPICH these run by hand (hosts.sh mpich 2 2 with ACCRETE_MH_MAP=cyclic),
 # as its other 2 x 2 runs (see above).
 set(_mh_cyclic_programs multihost_test runtime_test upcxx_test dist_object_test collectives_test atomic_test
-    convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test collective_mix_test side_by_side_test)
+    convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test collective_mix_test side_by_side_test
+    combinations_test)
 set(_mh_uneven_programs multihost_test runtime_test upcxx_test convergent_matrix_test cm_repro_test
     sparse_matrix_test rma_mix_test collective_mix_test side_by_side_test)
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
@@ -113,7 +114,7 @@ if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
     endif()
     foreach(prog ${progs})
       set(tname multihost.${prog}.${layout})
-      set(env "")
+      set(env "${_mh_env_${prog}}")
       if(prog MATCHES "^(atomic|rma_mix)_test$")
         set(env OMPI_MCA_osc=^rdma)  # as in tests/atomic.cmake
       endif()
