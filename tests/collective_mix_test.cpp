@@ -43,7 +43,8 @@ enum class kind {
 constexpr int nkinds = 8;
 
 struct coll {
-  int team = 0;  // index into the teams
+  int team = 0;   // index into the teams
+  int index = 0;  // its place in the team's sequence of the phase
   kind k = kind::barrier;
   int root = 0;  // a team rank
   std::size_t count = 1;
@@ -90,12 +91,25 @@ class collective_mix {
     halves_ = upcxx::world().split(me < (n + 1) / 2 ? 0 : 1, (me * 7) % n);
     teams_.push_back({&odd_even_, members_of(odd_even_)});
     teams_.push_back({&halves_, members_of(halves_)});
+    // Marks a member puts into every member before a barrier: one slot per
+    // (team, barrier, writer).
+    marks_ = upcxx::new_array<int>(slots());
+    std::fill(marks_.local(), marks_.local() + slots(), 0);
+    upcxx::dist_object<upcxx::global_ptr<int>> d(marks_);
+    for (int r = 0; r < n; ++r) all_marks_.push_back(d.fetch(r).wait());
+    upcxx::barrier();
+  }
+  ~collective_mix() {
+    upcxx::barrier();  // nobody puts marks any more
+    upcxx::delete_array(marks_);
   }
 
   // Draws a phase's collectives on every team, then runs this process's
   // share in its own interleaving.
   void phase(std::uint64_t seed, int per_team, rng& mine) {
     const int me = upcxx::rank_me();
+    ASSERT_LE(per_team, max_per_team);
+    ++phase_;
     // The members of a team draw its sequence alike: from the seed, the
     // team's index and its first member (teams of one index differ from
     // node to node, or between the two halves of a split).
@@ -106,6 +120,7 @@ class collective_mix {
       for (int i = 0; i < per_team; ++i) {
         coll c;
         c.team = int(t);
+        c.index = i;
         c.k = kind(g() % nkinds);
         c.root = int(g() % std::uint64_t(tn));
         c.count = g() % 4 == 0 ? std::size_t(1 + g() % 60000) : std::size_t(1 + g() % 20);
@@ -176,8 +191,16 @@ class collective_mix {
     const int me = upcxx::rank_me();
     const int root_world = ti.members[std::size_t(c.root)];
     switch (c.k) {
-      case kind::barrier:
-        return {upcxx::barrier_async(t), [] {}};
+      case kind::barrier: {
+        // Before it enters, each member marks its slot in every member; once
+        // the barrier is done here, every member's mark must be here.
+        for (int m : ti.members) upcxx::rput(phase_, all_marks_[std::size_t(m)] + slot(c, me)).wait();
+        return {upcxx::barrier_async(t), [=, this] {
+                  for (int m : ti.members)
+                    if (marks_.local()[slot(c, m)] != phase_)
+                      return fail(c, "barrier done before member " + std::to_string(m) + " entered it");
+                }};
+      }
       case kind::bcast_value: {
         auto f = upcxx::broadcast(input(c, me, 0), c.root, t);
         auto got = std::make_shared<std::int64_t>();
@@ -248,7 +271,17 @@ class collective_mix {
     return {upcxx::make_future(), [] {}};
   }
 
+  static constexpr int max_per_team = 64;
+  std::size_t slots() const { return std::size_t(teams_.size() * max_per_team * std::size_t(upcxx::rank_n())); }
+  std::size_t slot(const coll& c, int writer) const {
+    return (std::size_t(c.team) * max_per_team + std::size_t(c.index)) * std::size_t(upcxx::rank_n()) +
+           std::size_t(writer);
+  }
+
   std::vector<team_info> teams_;
+  upcxx::global_ptr<int> marks_;
+  std::vector<upcxx::global_ptr<int>> all_marks_;
+  int phase_ = 0;
   std::vector<std::vector<int>> local_members_;
   upcxx::team odd_even_, halves_;
   int rpc_wrong_ = 0;
