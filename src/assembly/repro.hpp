@@ -108,8 +108,8 @@ inline bool round_sum_fast(const double* x, std::size_t n, double& out) noexcept
   }
   const int lead = e + 52;
   if (lead < -1022 || lead > 1023) return false;
-  const std::uint64_t bits = (std::uint64_t(neg) << 63) | (std::uint64_t(lead + 1023) << 52) |
-                             (mant & ((std::uint64_t{1} << 52) - 1));
+  const std::uint64_t bits =
+      (std::uint64_t(neg) << 63) | (std::uint64_t(lead + 1023) << 52) | (mant & ((std::uint64_t{1} << 52) - 1));
   out = std::bit_cast<double>(bits);
   return true;
 }
