@@ -19,16 +19,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test_random.hpp"
+
 namespace {
 
-using rng = std::mt19937_64;
-
-std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using accrete_tests::mix;
+using accrete_tests::rng;
 
 enum class kind {
   barrier,
@@ -82,10 +78,7 @@ class collective_mix {
   collective_mix() {
     const int n = upcxx::rank_n(), me = upcxx::rank_me();
     add(upcxx::world(), [&](int r) { return r; });
-    // The local team: its members, as every process knows them, from the
-    // others' answers.
-    local_members_ = all_local_teams();
-    teams_.push_back({&upcxx::local_team(), local_members_[std::size_t(me)]});
+    teams_.push_back({&upcxx::local_team(), members_of(upcxx::local_team())});
     // Two splits whose ranks run in other orders than the world's.
     odd_even_ = upcxx::world().split(me % 2, n - me);
     halves_ = upcxx::world().split(me < (n + 1) / 2 ? 0 : 1, (me * 7) % n);
@@ -157,8 +150,6 @@ class collective_mix {
     failures_.clear();
   }
 
-  std::size_t teams() const { return teams_.size(); }
-
  private:
   template <class F>
   void add(upcxx::team& t, F&& world_rank_of) {
@@ -170,14 +161,6 @@ class collective_mix {
     std::vector<int> m;
     for (int r = 0; r < t.rank_n(); ++r) m.push_back(t[r]);
     return m;
-  }
-  // Every process's local team, as world ranks in team order.
-  static std::vector<std::vector<int>> all_local_teams() {
-    upcxx::dist_object<std::vector<int>> d(members_of(upcxx::local_team()));
-    std::vector<std::vector<int>> all;
-    for (int r = 0; r < upcxx::rank_n(); ++r) all.push_back(d.fetch(r).wait());
-    upcxx::barrier();
-    return all;
   }
 
   void fail(const coll& c, const std::string& what) {
@@ -282,7 +265,6 @@ class collective_mix {
   upcxx::global_ptr<int> marks_;
   std::vector<upcxx::global_ptr<int>> all_marks_;
   int phase_ = 0;
-  std::vector<std::vector<int>> local_members_;
   upcxx::team odd_even_, halves_;
   int rpc_wrong_ = 0;
   std::vector<std::string> failures_;

@@ -35,17 +35,15 @@
 #include "accrete/array/dist_array.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
 #include "accrete/sparse/sparse_matrix.hpp"
+#include "test_random.hpp"
 
 using namespace accrete;
 
 namespace {
 
-using rng = std::mt19937_64;
+using accrete_tests::pick;
+using accrete_tests::rng;
 using i128 = __int128;
-
-std::int64_t pick(rng& g, std::int64_t lo, std::int64_t hi) {  // uniform in [lo, hi]
-  return lo + std::int64_t(g() % std::uint64_t(hi - lo + 1));
-}
 template <class V>
 V pick_of(rng& g, std::initializer_list<V> vs) {
   return *(vs.begin() + pick(g, 0, std::int64_t(vs.size()) - 1));

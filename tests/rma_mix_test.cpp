@@ -27,9 +27,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test_random.hpp"
+
 namespace {
 
-using rng = std::mt19937_64;
+using accrete_tests::mix;
+using accrete_tests::rng;
 
 // A 3-byte element: no alignment above 1, a size no MPI basic type has.
 struct rgb {
@@ -37,12 +40,6 @@ struct rgb {
   friend bool operator==(const rgb&, const rgb&) = default;
 };
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 template <class T>
 T value_of(std::uint64_t h);
 template <>
@@ -128,7 +125,7 @@ class planner {
   }
 
  private:
-  std::int64_t pick(std::int64_t lo, std::int64_t hi) { return lo + std::int64_t(g_() % std::uint64_t(hi - lo + 1)); }
+  std::int64_t pick(std::int64_t lo, std::int64_t hi) { return accrete_tests::pick(g_, lo, hi); }
 
   bool free_for(int r, const std::vector<std::int64_t>& cs, bool write) const {
     for (auto c : cs)
@@ -339,7 +336,7 @@ struct issuer {
           if (digest(local_array<T> + first, n) != want) ++remote_bad;
         },
         o.tcells.front(), contiguous ? std::int64_t(o.tcells.size()) : std::int64_t(0),
-        contiguous ? digest(src.data(), std::int64_t(src.size())) : digest(src.data(), 0));
+        contiguous ? digest(src.data(), std::int64_t(src.size())) : 0);
     auto with_remote = [&](auto cx) { return o.remote_cx ? put_with(cx | rcx) : put_with(cx); };
     if constexpr (source_cx_ok) {
       // Source completions come with a future operation completion only

@@ -22,17 +22,15 @@
 #include "accrete/array/dist_array.hpp"
 #include "accrete/matrix/convergent_matrix.hpp"
 #include "accrete/sparse/sparse_matrix.hpp"
+#include "test_random.hpp"
 
 using namespace accrete;
 
 namespace {
 
-using rng = std::mt19937_64;
+using accrete_tests::pick;
+using accrete_tests::rng;
 using cplx = std::complex<double>;
-
-std::int64_t pick(rng& g, std::int64_t lo, std::int64_t hi) {
-  return lo + std::int64_t(g() % std::uint64_t(hi - lo + 1));
-}
 
 // One update: a block of small integers at (rows x cols) of one structure.
 struct upd {
