@@ -196,6 +196,80 @@ TEST(Collectives, UserOperators) {
   }
 }
 
+// Reductions of values that are serialized: concatenation (in team-rank
+// order, so the result is exact), element-wise sums of vectors of
+// different lengths, empty values, a reordered sub-team, and several in
+// flight at once interleaved with other collectives.
+TEST(Collectives, SerializedReductions) {
+  const int me = rank_me(), n = rank_n();
+  auto piece = [](int r) { return std::string(std::size_t(r % 3) * 700, char('a' + r)) + std::to_string(r) + ";"; };
+  std::string all;
+  for (int r = 0; r < n; ++r) all += piece(r);
+  EXPECT_EQ(reduce_all(piece(me), op_fast_add).wait(), all);
+  for (int root = 0; root < n; ++root) {
+    std::string got = reduce_one(piece(me), op_fast_add, root).wait();
+    if (me == root) {
+      EXPECT_EQ(got, all);
+    } else {
+      EXPECT_EQ(got, piece(me));  // a non-root gets its own value back
+    }
+  }
+  // Empty strings from every process.
+  EXPECT_EQ(reduce_all(std::string(), op_fast_add).wait(), "");
+
+  // Vectors of different lengths, summed element-wise by a capturing
+  // lambda (which would not be allowed as an MPI user operator).
+  std::size_t calls = 0;
+  auto vsum = [&calls](const std::vector<long>& a, const std::vector<long>& b) {
+    ++calls;
+    std::vector<long> r(std::max(a.size(), b.size()), 0);
+    for (std::size_t i = 0; i < a.size(); ++i) r[i] += a[i];
+    for (std::size_t i = 0; i < b.size(); ++i) r[i] += b[i];
+    return r;
+  };
+  std::vector<long> mine(std::size_t(me + 1) * 1000, long(me + 1));
+  std::vector<long> want(std::size_t(n) * 1000, 0);
+  for (int r = 0; r < n; ++r)
+    for (std::size_t i = 0; i < std::size_t(r + 1) * 1000; ++i) want[i] += r + 1;
+  EXPECT_EQ(reduce_all(mine, vsum).wait(), want);
+  // The operator runs n - 1 times, at the root (team rank 0) only.
+  EXPECT_EQ(calls, me == 0 ? std::size_t(n - 1) : std::size_t(0));
+
+  // A sub-team whose ranks run backwards, with several reductions and a
+  // broadcast in flight at once, waited for in reverse order.
+  team back = world().split(me % 2, -me);
+  const int bn = back.rank_n();
+  std::string back_all;
+  for (int r = 0; r < bn; ++r) back_all += piece(back.to_world(r));
+  std::vector<future<std::string>> fs;
+  std::vector<future<std::vector<long>>> vs;
+  for (int k = 0; k < 6; ++k) {
+    fs.push_back(reduce_all(piece(me), op_fast_add, back));
+    vs.push_back(reduce_one(std::vector<long>(std::size_t(k), long(me)), vsum, k % bn, back));
+    fs.push_back(broadcast(std::string(std::size_t(k) * 10, char('A' + k)), k % bn, back));
+    fs.push_back(reduce_all(std::to_string(k), op_fast_add));
+  }
+  long back_sum = 0;
+  for (int r = 0; r < bn; ++r) back_sum += back.to_world(r);
+  for (int k = 5; k >= 0; --k) {
+    const std::size_t i = std::size_t(k);
+    EXPECT_EQ(fs[3 * i + 2].wait(), [&] {
+      std::string w;
+      for (int r = 0; r < n; ++r) w += std::to_string(k);
+      return w;
+    }());
+    EXPECT_EQ(fs[3 * i + 1].wait(), std::string(i * 10, char('A' + k)));
+    EXPECT_EQ(fs[3 * i].wait(), back_all);
+    std::vector<long> v = vs[i].wait();
+    if (back.rank_me() == k % bn) {
+      EXPECT_EQ(v, std::vector<long>(i, back_sum));
+    } else {
+      EXPECT_EQ(v, std::vector<long>(i, long(me)));
+    }
+  }
+  barrier();
+}
+
 TEST(Collectives, SubTeams) {
   const int me = rank_me();
   team half = world().split(me % 2, me);

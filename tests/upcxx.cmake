@@ -1,6 +1,6 @@
 # The sanitizer build runs P <= 3 (.ci/run): the lifetimes of RPC
 # arguments, views and completions are where it finds what tests cannot see.
-accrete_add_mpi_test(upcxx_test SOURCES upcxx_test.cpp upcxx_components.cpp upcxx_unqualified.cpp upcxx_serialization_forms.cpp upcxx_transitive_includes.cpp upcxx_lifetimes.cpp NP 1 2 3 NODE_SIZES 0 1 LABELS sanitize)
+accrete_add_mpi_test(upcxx_test SOURCES upcxx_test.cpp upcxx_components.cpp upcxx_unqualified.cpp upcxx_serialization_forms.cpp upcxx_transitive_includes.cpp upcxx_lifetimes.cpp upcxx_defer_completion.cpp NP 1 2 3 NODE_SIZES 0 1 LABELS sanitize)
 accrete_add_mpi_test(upcxx_test NP 4 5 NODE_SIZES 0 1)
 # Several processes on each of several nodes (nodes of 2, 1 and of 2, 2, 1):
 # node peers and remote processes in one run, where local_team, is_local()

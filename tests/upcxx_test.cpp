@@ -12,7 +12,9 @@
 #include <optional>
 #include <numeric>
 #include <set>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -510,6 +512,77 @@ TEST(Upcxx, SayPrefixesTheRank) {
   std::string out = testing::internal::GetCapturedStdout();
   std::string r = std::to_string(upcxx::rank_me());
   EXPECT_EQ(out, "[" + r + "] x = 5\nrank " + r + ": done\n");
+
+  std::ostringstream to;
+  upcxx::experimental::say(to) << "to a stream " << 6;
+  upcxx::say(to, "") << "no prefix";
+  EXPECT_EQ(to.str(), "[" + r + "] to a stream 6\nno prefix\n");
+}
+
+// The broadcast and reductions UPC++ keeps in upcxx::experimental for
+// values that are serializable but not trivially serializable.
+TEST(Upcxx, ExperimentalSerializedCollectives) {
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  std::string want;
+  for (int r = 0; r < n; ++r) want += std::to_string(r) + ",";
+  EXPECT_EQ(upcxx::experimental::reduce_all(std::to_string(me) + ",", upcxx::experimental::op_add).wait(), want);
+
+  upcxx::promise<std::string> p;
+  upcxx::experimental::reduce_one(std::to_string(me) + ",", upcxx::experimental::op_add, n - 1, upcxx::world(),
+                                  upcxx::operation_cx::as_promise(p));
+  std::string at_root = p.finalize().wait();
+  if (me == n - 1) {
+    EXPECT_EQ(at_root, want);
+  }
+
+  // The largest set, by std::set's own operator<, with a deferred future.
+  std::set<int> mine{me, 100 + me};
+  upcxx::future<std::set<int>> biggest = upcxx::experimental::reduce_all(
+      mine, upcxx::experimental::op_max, upcxx::world(), upcxx::operation_cx::as_defer_future());
+  EXPECT_FALSE(biggest.is_ready());
+  EXPECT_EQ(biggest.wait(), (std::set<int>{n - 1, 99 + n}));
+
+  std::vector<std::string> words;
+  if (me == 0) words = {"rank", "zero", std::string(2000, 'w')};
+  std::vector<std::string> got = upcxx::experimental::broadcast(words, 0).wait();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[1], "zero");
+  EXPECT_EQ(got[2], std::string(2000, 'w'));
+}
+
+TEST(Upcxx, GlobalPointerCheck) {
+  upcxx::global_ptr<double> none;
+  none.check();
+  EXPECT_THROW(none.check(false), accrete::bad_global_ptr);
+
+  // Every process checks every process's pointer: no communication, and
+  // valid wherever the pointer is.
+  upcxx::global_ptr<double> mine = upcxx::new_array<double>(4);
+  upcxx::dist_object<upcxx::global_ptr<double>> d(mine);
+  const int right = (upcxx::rank_me() + 1) % upcxx::rank_n();
+  upcxx::global_ptr<double> theirs = d.fetch(right).wait();
+  mine.check();
+  mine.check(false);
+  (theirs + 3).check(false);
+
+  // Misaligned: one byte into a double.
+  auto bytes = upcxx::reinterpret_pointer_cast<char>(theirs);
+  upcxx::reinterpret_pointer_cast<double>(bytes + 8).check();
+  try {
+    upcxx::reinterpret_pointer_cast<double>(bytes + 1).check();
+    ADD_FAILURE() << "a misaligned pointer passed check()";
+  } catch (const accrete::bad_global_ptr& e) {
+    EXPECT_NE(std::string(e.what()).find("not aligned to 8 bytes"), std::string::npos) << e.what();
+  }
+  // Past the end of the segment, and a rank that does not exist.
+  const std::ptrdiff_t seg_doubles = std::ptrdiff_t(upcxx::shared_segment_size() / sizeof(double));
+  EXPECT_THROW((theirs + seg_doubles).check(), accrete::bad_global_ptr);
+  EXPECT_THROW(accrete::detail::gp_access::make<double>(upcxx::rank_n(), 0).check(), accrete::bad_global_ptr);
+  // A void pointer has no alignment to check.
+  upcxx::reinterpret_pointer_cast<void>(bytes + 1).check(false);
+
+  upcxx::barrier();  // nobody fetches from d after this
+  upcxx::delete_array(mine);
 }
 
 // Serialization: the macros, a UPC++-protocol specialization, recursion and
@@ -925,6 +998,15 @@ TEST(Upcxx, AssertThatHolds) {
   UPCXX_ASSERT_ALWAYS(true);
   UPCXX_ASSERT(upcxx::rank_me() >= 0, "rank " << upcxx::rank_me());
   EXPECT_EQ(built, 0);
+  // Both are expressions of type void, usable where a statement is not.
+  static_assert(std::is_void_v<decltype(UPCXX_ASSERT_ALWAYS(true, "x"))>);
+  static_assert(std::is_void_v<decltype(UPCXX_ASSERT(true))>);
+  int after = (UPCXX_ASSERT_ALWAYS(built == 0, note()), 5);
+  EXPECT_EQ(after, 5);
+  upcxx::rank_n() > 0 ? UPCXX_ASSERT_ALWAYS(upcxx::rank_me() < upcxx::rank_n()) : void();
+  EXPECT_EQ(built, 0);
+  // The network macro UPC++ defines for its conduit: MPI here.
+  static_assert(UPCXX_NETWORK_MPI);
 }
 
 // copy with a pointer to local memory at one end, and the entry_barrier
@@ -1762,3 +1844,16 @@ TEST(Upcxx, DistObjectInitializationForms) {
   EXPECT_EQ(zero.fetch(right).wait(), 0);
   upcxx::barrier();
 }
+
+namespace accrete_tests {
+// For upcxx_defer_completion.cpp, which defines UPCXX_DEFER_COMPLETION: this
+// unit keeps the eager default in the same program.
+bool eager_unit_local_put_ready_at_return() {
+  upcxx::global_ptr<int> mine = upcxx::new_<int>(0);
+  upcxx::future<> f = upcxx::rput(1, mine, upcxx::operation_cx::as_future());
+  const bool ready = f.is_ready();
+  f.wait();
+  upcxx::delete_(mine);
+  return ready;
+}
+}  // namespace accrete_tests

@@ -7,7 +7,7 @@
 //   future<T> broadcast(value, root, team)                T trivially copyable or serializable
 //   future<>  broadcast(buffer, count, root, team)        in place, T trivially copyable
 //   future<T> reduce_one(value, op, root, team)           result meaningful at root only
-//   future<T> reduce_all(value, op, team)
+//   future<T> reduce_all(value, op, team)                 T trivially copyable or serializable
 //   future<>  reduce_one(src, dst, count, op, root, team) element-wise over arrays
 //   future<>  reduce_all(src, dst, count, op, team)       (src == dst: in place)
 //
@@ -64,7 +64,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -168,6 +170,15 @@ void coll_ireduce_user(const void* src, void* dst, std::size_t count, std::size_
 /// Variable-size broadcast of serialized bytes: the root passes its bytes;
 /// at the others `buf` is resized and filled before `done` runs.
 void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, const team& t, completion done);
+/// Variable-size reduction of serialized values: `mine` goes to the root
+/// (team rank 0 when `root` < 0), which calls `fold` with every member's
+/// bytes in team-rank order at user-level progress; `done` then gets the
+/// folded bytes at the root, and at every member when `root` < 0 (the
+/// others of reduce_one get nullopt once their bytes are sent).
+using bytes_fold = std::function<std::vector<std::byte>(std::vector<std::vector<std::byte>>&)>;
+using bytes_done = std::function<void(std::optional<std::vector<std::byte>>&&)>;
+void coll_ireduce_bytes(std::shared_ptr<std::vector<std::byte>> mine, int root, const team& t, bytes_fold fold,
+                        bytes_done done);
 
 template <class T, class Op>
 void user_op_trampoline(const void* in, void* inout, std::size_t count, const void* ctx) {
@@ -194,6 +205,39 @@ void start_reduce(const T* src, T* dst, std::size_t count, const Op* op, int roo
     coll_ireduce(src, dst, count, scalar_type_of<T>(), Op::kind, root, t, std::move(done));
   else
     coll_ireduce_user(src, dst, count, sizeof(T), &user_op_trampoline<T, Op>, op, root, t, std::move(done));
+}
+
+// A value reduced by serialization: neither moved as bytes nor a view.
+template <class T, class Op>
+inline constexpr bool reduce_serialized_ok =
+    !moves_as_bytes<T> && is_serializable_v<T> && std::is_same_v<deserialized_type_t<T>, T> &&
+    std::is_invocable_r_v<T, const Op&, const T&, const T&>;
+
+template <class T, class Op>
+future<T> reduce_serialized(T value, Op op, int root, const team& t) {
+  auto mine = std::make_shared<std::vector<std::byte>>();
+  mine->reserve(256);
+  {
+    writer w(*mine);
+    w.write(value);
+  }
+  auto s = std::make_shared<std::pair<T, promise<T>>>(std::move(value), promise<T>());
+  coll_ireduce_bytes(
+      mine, root, t,
+      [op = std::move(op)](std::vector<std::vector<std::byte>>& parts) {
+        T acc = deserialize<T>(parts[0]);
+        for (std::size_t i = 1; i < parts.size(); ++i) acc = op(acc, deserialize<T>(parts[i]));
+        std::vector<std::byte> out;
+        out.reserve(256);
+        writer w(out);
+        w.write(acc);
+        return out;
+      },
+      [s](std::optional<std::vector<std::byte>>&& folded) {
+        s->second.fulfill_result(folded ? deserialize<T>(*folded) : std::move(s->first));
+        s->second.fulfill_anonymous(1);
+      });
+  return s->second.get_future();
 }
 
 template <class T, class Op>
@@ -273,6 +317,19 @@ requires detail::reduce_ok<T, Op> future<T> reduce_one(T value, Op op, int root,
     s->p.fulfill_anonymous(1);
   });
   return s->p.get_future();
+}
+
+/// The same for a value that is serialized (see the header comment).
+template <class T, class Op>
+requires detail::reduce_serialized_ok<T, Op> future<T> reduce_one(T value, Op op, int root, const team& t = world()) {
+  detail::coll_check_root("reduce_one", root, t);
+  return detail::reduce_serialized(std::move(value), std::move(op), root, t);
+}
+
+/// Combines every member's `value` with `op`; every member gets the result.
+template <class T, class Op>
+requires detail::reduce_serialized_ok<T, Op> future<T> reduce_all(T value, Op op, const team& t = world()) {
+  return detail::reduce_serialized(std::move(value), std::move(op), -1, t);
 }
 
 /// Combines every member's `value` with `op`; every member gets the result.

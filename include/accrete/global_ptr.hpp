@@ -7,6 +7,7 @@
 #define ACCRETE_PUBLIC_INCLUDE_GLOBAL_PTR
 #endif
 
+#include <algorithm>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -91,6 +92,28 @@ class global_ptr {
   /// (same node, or the caller itself), and for a null pointer (as in
   /// UPC++: localizing a null pointer gives the null raw pointer).
   bool is_local() const noexcept { return rank_ < 0 || detail::is_node_local(rank_); }
+  /// Checks that the pointer can be used (UPC++'s `check`): null when
+  /// `allow_null`, otherwise naming an object of T that lies inside a live
+  /// rank's segment at an offset aligned for T. Communicates nothing.
+  /// Throws bad_global_ptr naming the rank and offset when it is not.
+  void check(bool allow_null = true) const {
+    if (is_null()) {
+      if (allow_null) return;
+      throw bad_global_ptr("accrete::global_ptr::check: the pointer is null");
+    }
+    detail::check_range("global_ptr::check", rank_, offset_, elem_size());
+    // Segment bases are 64-byte aligned in every view, so up to that the
+    // offset's alignment is the address's in every process.
+    constexpr std::size_t align = [] {
+      if constexpr (std::is_void_v<T>)
+        return std::size_t(1);
+      else
+        return std::min<std::size_t>(alignof(T), 64);
+    }();
+    if (offset_ % align != 0)
+      throw bad_global_ptr("accrete::global_ptr::check: offset " + std::to_string(offset_) + " of rank " +
+                           std::to_string(rank_) + " is not aligned to " + std::to_string(align) + " bytes");
+  }
   /// A raw pointer usable by the caller; nullptr for a null pointer.
   /// Throws bad_global_ptr when the target is not node-local.
   T* local() const {

@@ -65,6 +65,10 @@
 #define UPCXX_VERSION 20201000L
 /// The UPC++ v1.0 specification revision this layer follows (2020.10).
 #define UPCXX_SPEC_VERSION 20201000L
+// The network, as UPC++ names its conduit's: accrete talks through MPI.
+#ifndef UPCXX_NETWORK_MPI
+#define UPCXX_NETWORK_MPI 1
+#endif
 // UPCXX_THREADMODE is the program's: defined non-zero (-DUPCXX_THREADMODE=1),
 // init() asks for the par thread mode (spec: Personas, thread modes).
 
@@ -492,6 +496,11 @@ struct src_promise {
   promise<T...> p;
 };
 struct src_blocking {};
+struct src_defer_future {};
+template <class... T>
+struct src_defer_promise {
+  promise<T...> p;
+};
 struct src_buffered {};
 // A callback run on a persona at user-level progress after the event;
 // Src: a source event (the callback takes no arguments).
@@ -550,17 +559,32 @@ template <template <class...> class X, class... A>
 inline constexpr bool is_instance<X, X<A...>> = true;
 }  // namespace detail
 
+// The unnamed forms as_future() and as_promise(p) are the eager ones unless
+// the translation unit defines UPCXX_DEFER_COMPLETION non-zero before
+// including UPC++ (UPC++'s implementation-defined switch). Each choice is
+// its own inline namespace, so translation units that choose differently
+// link together without two definitions of one function.
+#if defined(UPCXX_DEFER_COMPLETION) && UPCXX_DEFER_COMPLETION
+#define UPCXX_DETAIL_CX_DEFAULT defer_default
+#define UPCXX_DETAIL_CX_FUTURE as_defer_future
+#define UPCXX_DETAIL_CX_PROMISE as_defer_promise
+#else
+#define UPCXX_DETAIL_CX_DEFAULT eager_default
+#define UPCXX_DETAIL_CX_FUTURE as_eager_future
+#define UPCXX_DETAIL_CX_PROMISE as_eager_promise
+#endif
+#define UPCXX_DETAIL_CX_DEFAULTS                               \
+  inline namespace UPCXX_DETAIL_CX_DEFAULT {                   \
+  inline auto as_future() { return UPCXX_DETAIL_CX_FUTURE(); } \
+  template <class... T>                                        \
+  auto as_promise(const promise<T...>& p) {                    \
+    return UPCXX_DETAIL_CX_PROMISE(p);                         \
+  }                                                            \
+  }
+
 /// Operation completion: the transfer is complete (spec: Completion).
 namespace operation_cx {
-/// Report through a returned future (eager: ready at return when the
-/// operation finished inside the call).
-inline detail::completions<detail::op_future> as_future() { return {}; }
-/// Report by fulfilling p (registers one anonymous dependency at once).
-template <class... T>
-detail::completions<detail::op_promise<T...>> as_promise(const promise<T...>& p) {
-  return {{detail::op_promise<T...>{p}}};
-}
-/// The eager forms, named (the same as as_future and as_promise).
+/// Eager: ready at return when the operation finished inside the call.
 ///@{
 inline detail::completions<detail::op_future> as_eager_future() { return {}; }
 template <class... T>
@@ -577,6 +601,10 @@ detail::completions<detail::op_defer_promise<T...>> as_defer_promise(const promi
   return {{detail::op_defer_promise<T...>{p}}};
 }
 ///@}
+/// as_future(): report through a returned future; as_promise(p): report by
+/// fulfilling p (one anonymous dependency registered at once). Eager, or
+/// deferred where UPCXX_DEFER_COMPLETION is non-zero.
+UPCXX_DETAIL_CX_DEFAULTS
 /// Run f(values...) on persona `who` during its user-level progress after
 /// the operation completes (values: an rget's value; none for a put).
 template <class F>
@@ -587,13 +615,26 @@ detail::completions<detail::lpc_cx<std::decay_t<F>, false>> as_lpc(persona& who,
 
 /// Source completion: the source buffer may be reused (spec: Completion).
 namespace source_cx {
-/// Report through a returned future.
-inline detail::completions<detail::src_future> as_future() { return {}; }
-/// Report by fulfilling p.
+/// Eager: ready at return when the source was released inside the call.
+///@{
+inline detail::completions<detail::src_future> as_eager_future() { return {}; }
 template <class... T>
-detail::completions<detail::src_promise<T...>> as_promise(const promise<T...>& p) {
+detail::completions<detail::src_promise<T...>> as_eager_promise(const promise<T...>& p) {
   return {{detail::src_promise<T...>{p}}};
 }
+///@}
+/// Deferred: notified no earlier than the next user-level progress.
+///@{
+inline detail::completions<detail::src_defer_future> as_defer_future() { return {}; }
+template <class... T>
+detail::completions<detail::src_defer_promise<T...>> as_defer_promise(const promise<T...>& p) {
+  return {{detail::src_defer_promise<T...>{p}}};
+}
+///@}
+/// as_future(): report through a returned future; as_promise(p): report by
+/// fulfilling p (one anonymous dependency registered at once). Eager, or
+/// deferred where UPCXX_DEFER_COMPLETION is non-zero.
+UPCXX_DETAIL_CX_DEFAULTS
 /// The call returns only when the source may be reused (it waits for the
 /// transfer with user-level progress).
 inline detail::completions<detail::src_blocking> as_blocking() { return {}; }
@@ -606,6 +647,10 @@ detail::completions<detail::lpc_cx<std::decay_t<F>, true>> as_lpc(persona& who, 
   return {{detail::lpc_cx<std::decay_t<F>, true>{&who, std::forward<F>(f)}}};
 }
 }  // namespace source_cx
+#undef UPCXX_DETAIL_CX_DEFAULTS
+#undef UPCXX_DETAIL_CX_DEFAULT
+#undef UPCXX_DETAIL_CX_FUTURE
+#undef UPCXX_DETAIL_CX_PROMISE
 
 /// Remote completion: run f(args...) at the target once the data is there,
 /// during its user-level progress (spec: Completion; accrete/remote_completion.hpp).
@@ -679,6 +724,11 @@ auto deliver(const Done& done, completions<C...>& cxs) {
       return std::tuple<Done>(done.then([](const auto&... v) { return deferred(v...); }));
     } else if constexpr (is_instance<op_defer_promise, X>) {
       fulfill_when(done.then([](const auto&... v) { return deferred(v...); }), c.p);
+      return std::tuple<>();
+    } else if constexpr (std::is_same_v<X, src_defer_future>) {
+      return std::tuple<future<>>(done.then([](const auto&...) { return deferred(); }));
+    } else if constexpr (is_instance<src_defer_promise, X>) {
+      fulfill_when(done.then([](const auto&...) { return deferred(); }), c.p);
       return std::tuple<>();
     } else if constexpr (is_lpc<X>) {
       persona* who = c.who;
@@ -1566,7 +1616,10 @@ using upcxx::fatal_error;
 class say {
  public:
   /// `prefix` is written first, with "%d" in it replaced by the rank.
-  explicit say(const char* prefix = "[%d] ") {
+  explicit say(const char* prefix = "[%d] ") : say(std::cout, prefix) {}
+  /// The same, written to `output` (which must outlive the statement), as
+  /// one write.
+  explicit say(std::ostream& output, const char* prefix = "[%d] ") : dest_(&output) {
     std::string head = prefix ? prefix : "";
     if (auto at = head.find("%d"); at != std::string::npos)
       head.replace(at, 2, std::to_string(accrete::initialized() ? accrete::rank_me() : -1));
@@ -1576,7 +1629,7 @@ class say {
   say& operator=(const say&) = delete;
   ~say() {
     out_ << '\n';
-    std::cout << out_.str() << std::flush;
+    *dest_ << out_.str() << std::flush;
   }
   /// Appends x as std::ostream would print it.
   template <class X>
@@ -1586,6 +1639,7 @@ class say {
   }
 
  private:
+  std::ostream* dest_;
   std::ostringstream out_;
 };
 
@@ -1651,8 +1705,11 @@ future<T> broadcast_nontrivial(T value, intrank_t root, const team& t = world())
 }
 
 /// Names other UPC++ releases keep here (os_env and say after 2020.10; the
-/// general reduction operators and broadcast_nontrivial before it).
+/// general reduction operators and broadcast_nontrivial before it; the
+/// broadcast and reductions of serializable values that are not trivially
+/// serializable, which upcxx's own broadcast and reductions take too).
 namespace experimental {
+using upcxx::broadcast;
 using upcxx::broadcast_nontrivial;
 using upcxx::op_add;
 using upcxx::op_bit_and;
@@ -1662,6 +1719,8 @@ using upcxx::op_max;
 using upcxx::op_min;
 using upcxx::op_mul;
 using upcxx::os_env;
+using upcxx::reduce_all;
+using upcxx::reduce_one;
 using upcxx::say;
 }  // namespace experimental
 
@@ -1749,26 +1808,26 @@ struct accrete::serialization<upcxx::bound_function<F, B...>> {
 
 /// Checks `cond` and, when it is false, prints the condition, where it is,
 /// the rank and the optional message (anything `std::ostream <<` takes,
-/// `"x = " << x` too) to stderr and aborts. UPCXX_ASSERT checks only when
-/// UPCXX_ASSERT_ENABLED is non-zero (by default: unless NDEBUG is defined)
-/// and otherwise does not evaluate its arguments; UPCXX_ASSERT_ALWAYS
-/// always checks.
+/// `"x = " << x` too, evaluated only then) to stderr and aborts. Each is an
+/// expression of type void. UPCXX_ASSERT checks only when
+/// UPCXX_ASSERT_ENABLED is non-zero (by default: unless NDEBUG is defined
+/// or UPCXX_CODEMODE is non-zero, the "opt" codemode the upcxx wrapper
+/// selects by default) and otherwise does not evaluate its arguments;
+/// UPCXX_ASSERT_ALWAYS always checks.
 ///@{
 #ifndef UPCXX_ASSERT_ENABLED
-#ifdef NDEBUG
+#if defined(NDEBUG) || (defined(UPCXX_CODEMODE) && UPCXX_CODEMODE)
 #define UPCXX_ASSERT_ENABLED 0
 #else
 #define UPCXX_ASSERT_ENABLED 1
 #endif
 #endif
-#define UPCXX_ASSERT_ALWAYS(cond, ...)                                                                   \
-  do {                                                                                                   \
-    if (!(cond)) {                                                                                       \
-      std::ostringstream upcxx_assert_msg_;                                                              \
-      upcxx_assert_msg_ << "" __VA_OPT__(<< __VA_ARGS__);                                                \
-      ::upcxx::detail::assert_failed(#cond, __FILE__, __LINE__, upcxx_assert_msg_.str());                \
-    }                                                                                                    \
-  } while (0)
+#define UPCXX_ASSERT_ALWAYS(cond, ...)                                                                 \
+  ((cond) ? void(0) : ::upcxx::detail::assert_failed(#cond, __FILE__, __LINE__, [&]() -> std::string { \
+    std::ostringstream upcxx_assert_msg_;                                                              \
+    upcxx_assert_msg_ << "" __VA_OPT__(<< __VA_ARGS__);                                                \
+    return upcxx_assert_msg_.str();                                                                    \
+  }()))
 #if UPCXX_ASSERT_ENABLED
 #define UPCXX_ASSERT(cond, ...) UPCXX_ASSERT_ALWAYS(cond __VA_OPT__(, ) __VA_ARGS__)
 #else

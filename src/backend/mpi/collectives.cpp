@@ -1,12 +1,14 @@
 // Non-blocking collectives on teams: MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce,
-// MPI_Iallreduce, tracked as backend requests whose completions run at
-// user-level progress. (The blocking barrier() lives in team.cpp.)
+// MPI_Iallreduce (and point-to-point legs for serialized values), tracked
+// as backend requests whose completions run at user-level progress. (The blocking barrier() lives in team.cpp.)
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -249,6 +251,86 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
       track_request(q, [buf, each] { each(); });
     });
   }, ticket);
+}
+
+
+namespace {
+// The point-to-point legs of the variable-size reductions: a size, then the
+// bytes in pieces, on one tag reserved when the collective started, so that
+// members agree on it whatever order they reach this step in (messages
+// from one process on one tag do not overtake each other).
+void send_bytes(MPI_Comm c, int dest, int tag, std::shared_ptr<const std::vector<std::byte>> buf, completion done) {
+  auto size = std::make_shared<std::uint64_t>(buf->size());
+  completion each = countdown(1 + (buf->empty() ? 0 : pieces_for(buf->size())), std::move(done));
+  MPI_Request r;
+  ACCRETE_MPI(MPI_Isend(size.get(), 1, MPI_UINT64_T, dest, tag, c, &r));
+  track_request(r, [size, each] { each(); });
+  for_each_piece(buf->size(), [&](std::size_t off, int len) {
+    MPI_Request q;
+    ACCRETE_MPI(MPI_Isend(buf->data() + off, len, MPI_BYTE, dest, tag, c, &q));
+    track_request(q, [buf, each] { each(); });
+  });
+}
+
+// Posts the receive of the size at once (before any later collective on
+// the team can post one on the same tag); `done` gets the bytes.
+using bytes_in = std::function<void(std::vector<std::byte>&&)>;
+void recv_bytes(MPI_Comm c, int src, int tag, const collective_ticket& ticket, bytes_in done) {
+  auto size = std::make_shared<std::uint64_t>(0);
+  MPI_Request r;
+  ACCRETE_MPI(MPI_Irecv(size.get(), 1, MPI_UINT64_T, src, tag, c, &r));
+  track_collective(
+      r,
+      [size, c, src, tag, d = std::move(done)]() mutable {
+        auto buf = std::make_shared<std::vector<std::byte>>(*size);
+        if (buf->empty()) {
+          d({});
+          return;
+        }
+        auto fin = std::make_shared<bytes_in>(std::move(d));
+        completion each = countdown(pieces_for(buf->size()), [buf, fin] { (*fin)(std::move(*buf)); });
+        for_each_piece(buf->size(), [&](std::size_t off, int len) {
+          MPI_Request q;
+          ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, src, tag, c, &q));
+          track_request(q, [buf, each] { each(); });
+        });
+      },
+      ticket);
+}
+}  // namespace
+
+void coll_ireduce_bytes(std::shared_ptr<std::vector<std::byte>> mine, int root, const team& t, bytes_fold fold,
+                        bytes_done done) {
+  const bool all = root < 0;
+  MPI_Comm c = comm_of(all ? "reduce_all" : "reduce_one", t);
+  const auto ticket = team_collective_begin(all ? "accrete::reduce_all" : "accrete::reduce_one", t, false);
+  // Both tags on every member, so that the sequences stay in step.
+  const int up = next_bcast_tag(c), down = next_bcast_tag(c);
+  const int me = t.rank_me(), n = t.rank_n(), at = all ? 0 : root;
+  auto d = std::make_shared<bytes_done>(std::move(done));
+  if (me != at) {
+    send_bytes(c, at, up, mine, all ? completion([] {}) : completion([d] { (*d)(std::nullopt); }));
+    if (all) recv_bytes(c, at, down, ticket, [d](std::vector<std::byte>&& r) { (*d)(std::move(r)); });
+    return;
+  }
+  auto parts = std::make_shared<std::vector<std::vector<std::byte>>>(std::size_t(n));
+  (*parts)[std::size_t(me)] = std::move(*mine);
+  auto f = std::make_shared<bytes_fold>(std::move(fold));
+  completion gathered = countdown(std::size_t(n), [parts, f, d, all, c, down, me, n] {
+    auto result = std::make_shared<const std::vector<std::byte>>((*f)(*parts));
+    parts->clear();
+    if (all)
+      for (int dest = 0; dest < n; ++dest)
+        if (dest != me) send_bytes(c, dest, down, result, [] {});
+    (*d)(std::vector<std::byte>(*result));
+  });
+  for (int src = 0; src < n; ++src)
+    if (src != me)
+      recv_bytes(c, src, up, ticket, [parts, src, gathered](std::vector<std::byte>&& b) {
+        (*parts)[std::size_t(src)] = std::move(b);
+        gathered();
+      });
+  gathered();  // the root's own part
 }
 
 }  // namespace detail
