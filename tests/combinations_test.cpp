@@ -712,7 +712,10 @@ struct sm_case {
     for (auto b : row_bounds) s << ' ' << b;
     s << " strategy " << (opt.strategy == update_strategy::packets ? "packets" : "alltoall") << " buffer_cap "
       << opt.buffer_cap << " coalesce " << opt.coalesce_bytes << " merge "
-      << (k == kind::sum ? "sum" : k == kind::repro ? "sum (reproducible)" : k == kind::max ? "max" : "min")
+      << (k == kind::sum     ? "sum"
+          : k == kind::repro ? "sum (reproducible)"
+          : k == kind::max   ? "max"
+                             : "min")
       << (opt.growing_pattern ? " growing" : " frozen") << (opt.cache_slots ? "" : " no slot cache") << " rounds "
       << rounds << " updates " << updates << " threads " << threads << (large ? " (large)" : "");
     return s.str();
@@ -855,7 +858,8 @@ void run_sm_case(int index) {
     for (std::int64_t li = 0; li < r1 - r0; ++li) {
       auto check = [&](std::int64_t j, const T& v) {
         ++seen;
-        EXPECT_TRUE(stored[std::size_t(r0 + li + j * c.m)]) << "round " << r << ": (" << r0 + li << ", " << j << ") stored";
+        EXPECT_TRUE(stored[std::size_t(r0 + li + j * c.m)])
+            << "round " << r << ": (" << r0 + li << ", " << j << ") stored";
         EXPECT_TRUE(same_bits(v, ref.value(r0 + li, j))) << "round " << r << ": CSR (" << r0 + li << ", " << j << ")";
       };
       std::int64_t prev = -1;

@@ -293,7 +293,8 @@ TEST(Upcxx, RmaWithCompletions) {
   // Default: a future for operation completion.
   upcxx::rput(src.data(), dst, n).wait();
   // Operation and source completion as futures: a tuple, in request order.
-  auto [op, srcf] = upcxx::rput(src.data(), dst + n, n, upcxx::operation_cx::as_future() | upcxx::source_cx::as_future());
+  auto [op, srcf] =
+      upcxx::rput(src.data(), dst + n, n, upcxx::operation_cx::as_future() | upcxx::source_cx::as_future());
   srcf.wait();
   op.wait();
   // Into a promise, with a buffered source that may be overwritten at once.
@@ -303,8 +304,8 @@ TEST(Upcxx, RmaWithCompletions) {
   std::fill(src.begin(), src.end(), -1);
   pr.finalize().wait();
   // Blocking source completion, then a value put.
-  upcxx::future<> last = upcxx::rput(keep.data(), dst + 3 * n, n - 1,
-                                     upcxx::source_cx::as_blocking() | upcxx::operation_cx::as_future());
+  upcxx::future<> last =
+      upcxx::rput(keep.data(), dst + 3 * n, n - 1, upcxx::source_cx::as_blocking() | upcxx::operation_cx::as_future());
   last.wait();
   upcxx::rput(-7, dst + 4 * n - 1).wait();
   upcxx::barrier();
@@ -352,10 +353,11 @@ TEST(Upcxx, RemoteCompletionSeesTheData) {
   seen = 0;
   auto all = everyones(upcxx::new_array<int>(64));
   std::vector<int> v(64, upcxx::rank_me() + 1);
-  upcxx::rput(v.data(), all[std::size_t(right())], 64,
-              upcxx::remote_cx::as_rpc([](upcxx::global_ptr<int> p) { seen = std::accumulate(p.local(), p.local() + 64, 0); },
-                                       all[std::size_t(right())]) |
-                  upcxx::operation_cx::as_future())
+  upcxx::rput(
+      v.data(), all[std::size_t(right())], 64,
+      upcxx::remote_cx::as_rpc([](upcxx::global_ptr<int> p) { seen = std::accumulate(p.local(), p.local() + 64, 0); },
+                               all[std::size_t(right())]) |
+          upcxx::operation_cx::as_future())
       .wait();
   while (seen == 0) upcxx::progress();
   EXPECT_EQ(seen, 64 * (left() + 1));
@@ -367,11 +369,13 @@ TEST(Upcxx, RemoteCompletionSeesTheData) {
 TEST(Upcxx, RpcDistObjectAndView) {
   upcxx::dist_object<std::vector<int>> store(std::vector<int>{});
   std::vector<int> mine{upcxx::rank_me(), 1, 2, 3};
-  upcxx::rpc(right(),
-             [](upcxx::dist_object<std::vector<int>>& s, upcxx::view<int> v) { s->assign(v.begin(), v.end()); },
-             store, upcxx::make_view(mine))
+  upcxx::rpc(
+      right(), [](upcxx::dist_object<std::vector<int>>& s, upcxx::view<int> v) { s->assign(v.begin(), v.end()); },
+      store, upcxx::make_view(mine))
       .wait();
-  int sq = upcxx::rpc(left(), [](int x) { return x * x; }, upcxx::rank_me() + 3).wait();
+  int sq = upcxx::rpc(
+               left(), [](int x) { return x * x; }, upcxx::rank_me() + 3)
+               .wait();
   EXPECT_EQ(sq, (upcxx::rank_me() + 3) * (upcxx::rank_me() + 3));
   upcxx::barrier();
   EXPECT_EQ(*store, (std::vector<int>{left(), 1, 2, 3}));
@@ -441,7 +445,8 @@ TEST(Upcxx, AtomicDomain) {
   using upcxx::atomic_op;
   upcxx::atomic_domain<std::int64_t> ad({atomic_op::fetch_add, atomic_op::inc, atomic_op::load, atomic_op::store,
                                          atomic_op::compare_exchange, atomic_op::fetch_max, atomic_op::bit_or});
-  upcxx::global_ptr<std::int64_t> c0 = upcxx::broadcast(upcxx::rank_me() == 0 ? upcxx::new_<std::int64_t>(0) : nullptr, 0).wait();
+  upcxx::global_ptr<std::int64_t> c0 =
+      upcxx::broadcast(upcxx::rank_me() == 0 ? upcxx::new_<std::int64_t>(0) : nullptr, 0).wait();
   const int n = upcxx::rank_n();
   for (int i = 0; i < 10; ++i) ad.inc(c0, std::memory_order_relaxed).wait();
   std::int64_t before = ad.fetch_add(c0, 1000, std::memory_order_relaxed).wait();
@@ -647,17 +652,31 @@ static_assert(std::is_same_v<upcxx::deserialized_type_t<std::map<int, std::list<
 
 TEST(Upcxx, SerializationThroughRpc) {
   tree t{1, {tree{2, {}}, tree{3, {tree{4, {}}}}}};
-  EXPECT_EQ(upcxx::rpc(right(), [](const tree& x) { return x.sum(); }, t).wait(), 10);
-  tree back = upcxx::rpc(right(), [](tree x) { x.children.push_back(tree{5, {}}); return x; }, t).wait();
+  EXPECT_EQ(upcxx::rpc(
+                right(), [](const tree& x) { return x.sum(); }, t)
+                .wait(),
+            10);
+  tree back = upcxx::rpc(
+                  right(),
+                  [](tree x) {
+                    x.children.push_back(tree{5, {}});
+                    return x;
+                  },
+                  t)
+                  .wait();
   EXPECT_EQ(back.sum(), 15);
   ASSERT_EQ(back.children.size(), 3u);
   EXPECT_EQ(back.children[1].children[0].value, 4);
 
-  fraction f = upcxx::rpc(right(), [](fraction x) { return fraction(x.num() * 2, x.den()); }, fraction(3, 7)).wait();
+  fraction f = upcxx::rpc(
+                   right(), [](fraction x) { return fraction(x.num() * 2, x.den()); }, fraction(3, 7))
+                   .wait();
   EXPECT_EQ(f.num(), 6);
   EXPECT_EQ(f.den(), 7);
 
-  reversed r = upcxx::rpc(right(), [](const reversed& x) { return reversed{x.text + "!"}; }, reversed{"abc"}).wait();
+  reversed r = upcxx::rpc(
+                   right(), [](const reversed& x) { return reversed{x.text + "!"}; }, reversed{"abc"})
+                   .wait();
   EXPECT_EQ(r.text, "abc!");
 
   std::map<std::string, std::list<int>> m{{"a", {1, 2}}, {"b", {}}};
@@ -686,7 +705,9 @@ TEST(Upcxx, TeamsAndTheirIds) {
   // The id travels: a process of the same parity finds its own team by it.
   int peer = (me + 2) % n;
   if (peer % 2 == me % 2) {
-    int size_there = upcxx::rpc(peer, [](upcxx::team_id id) { return id.here().rank_n(); }, pid).wait();
+    int size_there = upcxx::rpc(
+                         peer, [](upcxx::team_id id) { return id.here().rank_n(); }, pid)
+                         .wait();
     EXPECT_EQ(size_there, parity.rank_n());
   }
   EXPECT_EQ(&upcxx::world().id().here(), &upcxx::world());
@@ -708,10 +729,11 @@ TEST(Upcxx, DistObjectIds) {
   upcxx::dist_id<std::vector<int>> id = v.id();
   EXPECT_EQ(&id.here(), &v);
   upcxx::barrier();  // constructed everywhere before ids travel
-  std::size_t there = upcxx::rpc(
-                          right(), [](upcxx::dist_id<std::vector<int>> d) { return d.here()->size() + std::size_t(d.here()->front()); },
-                          id)
-                          .wait();
+  std::size_t there =
+      upcxx::rpc(
+          right(), [](upcxx::dist_id<std::vector<int>> d) { return d.here()->size() + std::size_t(d.here()->front()); },
+          id)
+          .wait();
   EXPECT_EQ(there, 3u + std::size_t(right()));
   upcxx::barrier();
 }
@@ -808,10 +830,12 @@ TEST(Upcxx, LpcAndDeferredCompletions) {
   // once, the deferred one only after progress, and the lpc runs then too.
   upcxx::global_ptr<int> mine = upcxx::new_<int>(0);
   int lpc_seen = -1;
-  auto [eager, deferred] = upcxx::rput(5, mine, upcxx::operation_cx::as_future() | upcxx::operation_cx::as_defer_future());
+  auto [eager, deferred] =
+      upcxx::rput(5, mine, upcxx::operation_cx::as_future() | upcxx::operation_cx::as_defer_future());
   EXPECT_TRUE(eager.is_ready());
   EXPECT_FALSE(deferred.is_ready());
-  upcxx::rput(6, mine, upcxx::operation_cx::as_lpc(upcxx::current_persona(), [&lpc_seen, mine] { lpc_seen = *mine.local(); }));
+  upcxx::rput(6, mine,
+              upcxx::operation_cx::as_lpc(upcxx::current_persona(), [&lpc_seen, mine] { lpc_seen = *mine.local(); }));
   EXPECT_EQ(lpc_seen, -1);
   deferred.wait();
   upcxx::progress();
@@ -876,10 +900,12 @@ TEST(Upcxx, LocalTeamPosition) {
 // rpc and rpc_ff with completion requests.
 TEST(Upcxx, RpcWithCompletions) {
   upcxx::promise<int> p;
-  upcxx::rpc(right(), upcxx::operation_cx::as_promise(p), [](int x) { return x + 1; }, upcxx::rank_me());
+  upcxx::rpc(
+      right(), upcxx::operation_cx::as_promise(p), [](int x) { return x + 1; }, upcxx::rank_me());
   EXPECT_EQ(p.finalize().wait(), upcxx::rank_me() + 1);
-  auto [src, op] = upcxx::rpc(left(), upcxx::source_cx::as_future() | upcxx::operation_cx::as_future(),
-                              [](std::string s) { return s.size(); }, std::string("four"));
+  auto [src, op] = upcxx::rpc(
+      left(), upcxx::source_cx::as_future() | upcxx::operation_cx::as_future(), [](std::string s) { return s.size(); },
+      std::string("four"));
   EXPECT_EQ(op.wait(), 4u);
   EXPECT_TRUE(src.is_ready());
   static int pinged = 0;
@@ -905,8 +931,7 @@ TEST(Upcxx, TeamCreateFromLists) {
   upcxx::team t = upcxx::world().create(mine);
   ASSERT_EQ(t.rank_n(), int(mine.size()));
   for (int i = 0; i < t.rank_n(); ++i) EXPECT_EQ(t[i], mine[std::size_t(i)]);
-  EXPECT_EQ(upcxx::reduce_all(me, upcxx::op_fast_add, t).wait(),
-            (mine.front() + mine.back()) * int(mine.size()) / 2);
+  EXPECT_EQ(upcxx::reduce_all(me, upcxx::op_fast_add, t).wait(), (mine.front() + mine.back()) * int(mine.size()) / 2);
   t.destroy();
   // Rank 0 lists a rank twice: it gets invalid_argument, everyone else an
   // error naming no list of theirs, and nobody waits.
@@ -979,11 +1004,15 @@ struct sums_on_arrival {
 static_assert(std::is_same_v<upcxx::deserialized_type_t<sums_on_arrival>, summed>);
 TEST(Upcxx, MemberSerializationRules) {
   with_member_rule x{upcxx::rank_me(), "from " + std::to_string(upcxx::rank_me())};
-  std::string got = upcxx::rpc(right(), [](const with_member_rule& y) { return y.s + "/" + std::to_string(y.a); }, x)
+  std::string got = upcxx::rpc(
+                        right(), [](const with_member_rule& y) { return y.s + "/" + std::to_string(y.a); }, x)
                         .wait();
   EXPECT_EQ(got, "from " + std::to_string(upcxx::rank_me()) + "/" + std::to_string(upcxx::rank_me()));
   sums_on_arrival p{{1, 2, 3, upcxx::rank_me()}};
-  EXPECT_EQ(upcxx::rpc(left(), [](const summed& s) { return s.total; }, p).wait(), 6L + upcxx::rank_me());
+  EXPECT_EQ(upcxx::rpc(
+                left(), [](const summed& s) { return s.total; }, p)
+                .wait(),
+            6L + upcxx::rank_me());
   upcxx::barrier();
 }
 
@@ -1084,7 +1113,9 @@ TEST(Upcxx, InactiveObjectsAndMoves) {
   for (int k = 0; k < 20; ++k) objs.emplace_back(1000 * me + k);
   upcxx::barrier();
   for (int k = 0; k < 20; ++k) {
-    const int got = upcxx::rpc(right(), [](upcxx::dist_object<int>& d) { return *d; }, objs[std::size_t(k)]).wait();
+    const int got = upcxx::rpc(
+                        right(), [](upcxx::dist_object<int>& d) { return *d; }, objs[std::size_t(k)])
+                        .wait();
     ASSERT_EQ(got, 1000 * right() + k) << k;
   }
   // Move construction, then an RPC that names the moved object.
@@ -1222,9 +1253,9 @@ TEST(Upcxx, NonContiguousWithCompletions) {
     sreg.push_back(src.data() + n + 8 * f);
     dreg.push_back(dst + n + 8 * f);
   }
-  upcxx::future<> f2 = upcxx::rput_regular(sreg.begin(), sreg.end(), 8, dreg.begin(), dreg.end(), 8,
-                                           upcxx::remote_cx::as_rpc([](int k) { arrived += k; }, 10) |
-                                               upcxx::operation_cx::as_future());
+  upcxx::future<> f2 =
+      upcxx::rput_regular(sreg.begin(), sreg.end(), 8, dreg.begin(), dreg.end(), 8,
+                          upcxx::remote_cx::as_rpc([](int k) { arrived += k; }, 10) | upcxx::operation_cx::as_future());
   // Strided, pointer form: an 8 x 8 transpose of src's first 64 into block 2.
   const std::ptrdiff_t ss[2] = {std::ptrdiff_t(sizeof(int)), std::ptrdiff_t(8 * sizeof(int))};
   const std::ptrdiff_t ds[2] = {std::ptrdiff_t(8 * sizeof(int)), std::ptrdiff_t(sizeof(int))};
@@ -1233,8 +1264,8 @@ TEST(Upcxx, NonContiguousWithCompletions) {
   upcxx::rput_strided<2>(src.data(), ss, dst + 2 * n, ds, ext,
                          upcxx::remote_cx::as_rpc([] { arrived += 100; }) | upcxx::operation_cx::as_promise(p3));
   // Strided, array form, defaults to a future: src's second 64 into block 3.
-  upcxx::rput_strided<1>(src.data() + n, {{std::ptrdiff_t(sizeof(int))}}, dst + 3 * n,
-                         {{std::ptrdiff_t(sizeof(int))}}, {{std::size_t(n)}})
+  upcxx::rput_strided<1>(src.data() + n, {{std::ptrdiff_t(sizeof(int))}}, dst + 3 * n, {{std::ptrdiff_t(sizeof(int))}},
+                         {{std::size_t(n)}})
       .wait();
   p1.finalize().wait();
   f2.wait();
@@ -1254,17 +1285,19 @@ TEST(Upcxx, NonContiguousWithCompletions) {
   // Gets back from the right neighbour: irregular into a promise, regular
   // as a deferred future, strided (pointer form) as a future.
   std::vector<int> back(std::size_t(n), -1);
-  std::vector<std::pair<upcxx::global_ptr<int>, std::size_t>> gs{{dst, std::size_t(n / 2)}, {dst + n / 2, std::size_t(n / 2)}};
+  std::vector<std::pair<upcxx::global_ptr<int>, std::size_t>> gs{{dst, std::size_t(n / 2)},
+                                                                 {dst + n / 2, std::size_t(n / 2)}};
   std::vector<std::pair<int*, std::size_t>> gd{{back.data(), std::size_t(n)}};
   upcxx::promise<> p4;
   upcxx::rget_irregular(gs.begin(), gs.end(), gd.begin(), gd.end(), upcxx::operation_cx::as_promise(p4));
   p4.finalize().wait();
   for (int f = 0; f < 4; ++f)
-    for (int i = 0; i < n / 8; ++i) ASSERT_EQ(back[std::size_t((3 - f) * (n / 8) + i)], me * 10000 + 2 * f * (n / 8) + i);
+    for (int i = 0; i < n / 8; ++i)
+      ASSERT_EQ(back[std::size_t((3 - f) * (n / 8) + i)], me * 10000 + 2 * f * (n / 8) + i);
   std::vector<upcxx::global_ptr<int>> rs{dst + n, dst + n + n / 2};
   std::vector<int*> rd{back.data()};
-  upcxx::future<> f5 = upcxx::rget_regular(rs.begin(), rs.end(), n / 2, rd.begin(), rd.end(), n,
-                                           upcxx::operation_cx::as_defer_future());
+  upcxx::future<> f5 =
+      upcxx::rget_regular(rs.begin(), rs.end(), n / 2, rd.begin(), rd.end(), n, upcxx::operation_cx::as_defer_future());
   f5.wait();
   for (int i = 0; i < n; ++i) ASSERT_EQ(back[std::size_t(i)], me * 10000 + n + i) << i;
   upcxx::rget_strided<2>(dst + 2 * n, ds, back.data(), ss, ext).wait();  // transposed back
@@ -1337,8 +1370,7 @@ TEST(Upcxx, NonContiguousEdges) {
     gd.emplace_back(back.data() + i, 0);
   }
   upcxx::rget_irregular(gs.begin(), gs.end(), gd.begin(), gd.end()).wait();
-  for (int i = 0; i < N; ++i)
-    ASSERT_EQ(back[std::size_t(i)], i >= 10 ? -1 : me * 1000 + (i < 4 ? i : i - 4 + 10)) << i;
+  for (int i = 0; i < N; ++i) ASSERT_EQ(back[std::size_t(i)], i >= 10 ? -1 : me * 1000 + (i < 4 ? i : i - 4 + 10)) << i;
   upcxx::barrier();
   upcxx::delete_array(all[std::size_t(me)]);
 }
@@ -1373,16 +1405,17 @@ TEST(Upcxx, DeclaredTriviallySerializable) {
   static_assert(upcxx::is_serializable<pair_with_copy>::value);
   static_assert(!upcxx::is_trivially_serializable<std::string>::value);
   static_assert(upcxx::is_trivially_serializable<int>::value);
-  const pair_with_copy back =
-      upcxx::rpc(right(), [](pair_with_copy p) { return pair_with_copy(p.a + 1, p.b * 2); },
-                 pair_with_copy(upcxx::rank_me(), 1.5))
-          .wait();
+  const pair_with_copy back = upcxx::rpc(
+                                  right(), [](pair_with_copy p) { return pair_with_copy(p.a + 1, p.b * 2); },
+                                  pair_with_copy(upcxx::rank_me(), 1.5))
+                                  .wait();
   EXPECT_EQ(back.a, upcxx::rank_me() + 1);
   EXPECT_EQ(back.b, 3.0);
   std::vector<pair_with_copy> v;
   for (int i = 0; i < 5; ++i) v.emplace_back(i, i / 4.0);
-  const std::vector<pair_with_copy> w =
-      upcxx::rpc(left(), [](const std::vector<pair_with_copy>& x) { return x; }, v).wait();
+  const std::vector<pair_with_copy> w = upcxx::rpc(
+                                            left(), [](const std::vector<pair_with_copy>& x) { return x; }, v)
+                                            .wait();
   ASSERT_EQ(w.size(), 5u);
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(w[std::size_t(i)].a, i);
@@ -1459,9 +1492,9 @@ TEST(Upcxx, DeclaredTriviallySerializableByRma) {
   EXPECT_EQ(buf[0].a, n - 1);
   EXPECT_EQ(buf[1].a, 1 - n);
   const pair_with_copy sum =
-      upcxx::reduce_all(pair_with_copy(me, 0.5),
-                        [](const pair_with_copy& x, const pair_with_copy& y) { return pair_with_copy(x.a + y.a, x.b + y.b); })
-          .wait();
+      upcxx::reduce_all(pair_with_copy(me, 0.5), [](const pair_with_copy& x, const pair_with_copy& y) {
+        return pair_with_copy(x.a + y.a, x.b + y.b);
+      }).wait();
   EXPECT_EQ(sum.a, n * (n - 1) / 2);
   EXPECT_EQ(sum.b, 0.5 * n);
   while (arrived < 1) upcxx::progress();
@@ -1596,7 +1629,10 @@ TEST(Upcxx, TeamConstructorsServeRpcs) {
   const int me = upcxx::rank_me(), n = upcxx::rank_n();
   auto ask = [&](int k) {
     if (me == 0) return;
-    EXPECT_EQ(upcxx::rpc(0, [](int x) { return ++served, 10 * x; }, me + k).wait(), 10 * (me + k));
+    EXPECT_EQ(upcxx::rpc(
+                  0, [](int x) { return ++served, 10 * x; }, me + k)
+                  .wait(),
+              10 * (me + k));
   };
   ask(0);
   upcxx::team parity = upcxx::world().split(me % 2, me);
@@ -1604,9 +1640,14 @@ TEST(Upcxx, TeamConstructorsServeRpcs) {
   EXPECT_EQ(parity.rank_me(), me / 2);
   // A team passed to an RPC arrives as the callee's own team of that id.
   const upcxx::intrank_t last = parity[parity.rank_n() - 1];
-  EXPECT_EQ(upcxx::rpc(last, [](upcxx::team& t) { return t.rank_me() * 1000 + t.rank_n(); }, parity).wait(),
+  EXPECT_EQ(upcxx::rpc(
+                last, [](upcxx::team& t) { return t.rank_me() * 1000 + t.rank_n(); }, parity)
+                .wait(),
             (parity.rank_n() - 1) * 1000 + parity.rank_n());
-  EXPECT_EQ(upcxx::rpc(last, [](const upcxx::team& t) { return t.rank_n(); }, upcxx::world()).wait(), n);
+  EXPECT_EQ(upcxx::rpc(
+                last, [](const upcxx::team& t) { return t.rank_n(); }, upcxx::world())
+                .wait(),
+            n);
   ask(100);
   std::vector<upcxx::intrank_t> all(static_cast<std::size_t>(n));
   std::iota(all.begin(), all.end(), 0);
@@ -1651,7 +1692,8 @@ TEST(Upcxx, CopyRemoteCompletionAndScopes) {
   // the completion runs at left and sums what landed.
   const upcxx::global_ptr<int> to = all[std::size_t(left())] + n;
   upcxx::copy(upcxx::global_ptr<const int>(all[std::size_t(right())]), to, n,
-              upcxx::remote_cx::as_rpc([](upcxx::global_ptr<int> p) { landed = std::accumulate(p.local(), p.local() + 100, 0); }, to) |
+              upcxx::remote_cx::as_rpc(
+                  [](upcxx::global_ptr<int> p) { landed = std::accumulate(p.local(), p.local() + 100, 0); }, to) |
                   upcxx::operation_cx::as_future())
       .wait();
   while (landed == 0) upcxx::progress();
@@ -1687,7 +1729,10 @@ TEST(Upcxx, CopyRemoteCompletionAndScopes) {
   using received = upcxx::view<int, upcxx::deserializing_iterator<int>>;
   static_assert(std::is_same_v<upcxx::deserialized_type_t<upcxx::view<int>>, received>);
   const std::vector<int> v{3, 4, 5};
-  EXPECT_EQ(upcxx::rpc(right(), [](received w) { return std::accumulate(w.begin(), w.end(), 0); }, upcxx::make_view(v)).wait(), 12);
+  EXPECT_EQ(upcxx::rpc(
+                right(), [](received w) { return std::accumulate(w.begin(), w.end(), 0); }, upcxx::make_view(v))
+                .wait(),
+            12);
 }
 
 // The specification's preconditions on promises hold in every build (UPC++
@@ -1717,7 +1762,8 @@ TEST(Upcxx, PromisePreconditionsAreChecked) {
   // A promise still waiting takes any number of dependencies.
   upcxx::barrier();
   upcxx::promise<> open;
-  for (int k = 0; k < 3; ++k) upcxx::rput(10 * (upcxx::rank_me() + 1), there + k, upcxx::operation_cx::as_promise(open));
+  for (int k = 0; k < 3; ++k)
+    upcxx::rput(10 * (upcxx::rank_me() + 1), there + k, upcxx::operation_cx::as_promise(open));
   open.finalize().wait();
   upcxx::barrier();
   for (int k = 0; k < 3; ++k) EXPECT_EQ(mine.local()[k], 10 * (left() + 1));

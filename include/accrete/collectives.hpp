@@ -195,8 +195,8 @@ void user_op_trampoline(const void* in, void* inout, std::size_t count, const vo
 }
 
 template <class T, class Op>
-inline constexpr bool reduce_ok = moves_as_bytes<T>&& std::is_default_constructible_v<T>&&
-    std::is_invocable_r_v<T, const Op&, const T&, const T&>;
+inline constexpr bool reduce_ok =
+    moves_as_bytes<T>&& std::is_default_constructible_v<T>&& std::is_invocable_r_v<T, const Op&, const T&, const T&>;
 
 /// Starts a reduction of `count` elements; `op` must stay alive until done.
 template <class T, class Op>
@@ -295,8 +295,7 @@ future<T> broadcast(T value, int root, const team& t = world()) {
 /// Broadcasts `count` elements in place: on completion `buffer` at every
 /// member holds the root's elements.
 template <class T>
-requires detail::moves_as_bytes<T> future<> broadcast(T* buffer, std::size_t count, int root,
-                                                      const team& t = world()) {
+requires detail::moves_as_bytes<T> future<> broadcast(T* buffer, std::size_t count, int root, const team& t = world()) {
   detail::coll_check_root("broadcast", root, t);
   if (count > std::size_t(-1) / sizeof(T)) throw std::length_error("accrete::broadcast: count overflows");
   auto p = std::make_shared<promise<>>();

@@ -74,8 +74,8 @@ class global_ptr {
   /// not made implicitly: use reinterpret_pointer_cast.
   template <class U, memory_kind K>
   requires((!std::is_same_v<U, T> || K != Kind) && std::is_convertible_v<U*, T*> &&
-           (K == Kind || Kind == memory_kind::any))
-  global_ptr(const global_ptr<U, K>& o) : rank_(o.where()), offset_(o.offset()) {}
+           (K == Kind || Kind == memory_kind::any)) global_ptr(const global_ptr<U, K>& o)
+      : rank_(o.where()), offset_(o.offset()) {}
 
   /// Whether the pointer is null.
   bool is_null() const noexcept { return rank_ < 0; }

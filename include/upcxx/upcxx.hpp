@@ -82,8 +82,8 @@ using intrank_t = int;
 
 namespace detail {
 struct init_state {
-  int count = 0;       // init() calls not yet matched by finalize()
-  bool owned = false;  // whether the first init() started accrete
+  int count = 0;                                   // init() calls not yet matched by finalize()
+  bool owned = false;                              // whether the first init() started accrete
   std::pair<intrank_t, intrank_t> position{0, 1};  // local_team_position()
 };
 inline init_state& init_counter() {
@@ -146,7 +146,8 @@ inline bool initialized() noexcept { return detail::init_counter().count > 0; }
 /// finalize().
 inline std::pair<intrank_t, intrank_t> local_team_position() {
   if (!initialized())
-    throw accrete::not_initialized("upcxx::local_team_position() called before upcxx::init() or after upcxx::finalize()");
+    throw accrete::not_initialized(
+        "upcxx::local_team_position() called before upcxx::init() or after upcxx::finalize()");
   return detail::init_counter().position;
 }
 
@@ -270,7 +271,6 @@ global_ptr<M, K> member_at(const global_ptr<T, K>& p, std::size_t off) {
 }
 }  // namespace detail
 
-
 /// static_cast between related element types (spec: Global Pointers). The offset does not
 /// change, so T and U must share their address (single inheritance).
 template <class T, class U, memory_kind K>
@@ -328,7 +328,8 @@ inline void* allocate(std::size_t size, std::size_t alignment = alignof(std::max
 /// segment is full (spec: Storage Management).
 template <class T, std::size_t Alignment = alignof(T)>
 global_ptr<T> allocate(std::size_t n = 1) {
-  return detail::or_null([&] { return accrete::reinterpret_pointer_cast<T>(accrete::allocate(n * sizeof(T), Alignment)); });
+  return detail::or_null(
+      [&] { return accrete::reinterpret_pointer_cast<T>(accrete::allocate(n * sizeof(T), Alignment)); });
 }
 
 /// Bytes in this process's shared segment, and bytes of it allocated now
@@ -341,8 +342,7 @@ inline std::int64_t shared_segment_used() { return std::int64_t(accrete::segment
 /// Releases memory from allocate() (null: nothing).
 ///@{
 inline void deallocate(void* p) {
-  if (p && !accrete::detail::runtime_ended())
-    accrete::deallocate(accrete::to_global_ptr(static_cast<std::byte*>(p)));
+  if (p && !accrete::detail::runtime_ended()) accrete::deallocate(accrete::to_global_ptr(static_cast<std::byte*>(p)));
 }
 ///@}
 using accrete::deallocate;
@@ -473,9 +473,9 @@ inline void discharge(accrete::persona_scope& = accrete::top_persona_scope()) { 
 /// communicate, each through the personas it holds.
 using accrete::current_persona;
 using accrete::default_persona;
+using accrete::default_persona_scope;
 using accrete::liberate_master_persona;
 using accrete::master_persona;
-using accrete::default_persona_scope;
 using accrete::persona;
 using accrete::persona_scope;
 using accrete::top_persona_scope;
@@ -755,8 +755,7 @@ template <class Fn>
 inline constexpr bool is_op_lpc<lpc_cx<Fn, false>> = true;
 template <class C>
 inline constexpr bool is_op_cx = std::is_same_v<C, op_future> || is_instance<op_promise, C> ||
-                                 std::is_same_v<C, op_defer_future> || is_instance<op_defer_promise, C> ||
-                                 is_op_lpc<C>;
+                                 std::is_same_v<C, op_defer_future> || is_instance<op_defer_promise, C> || is_op_lpc<C>;
 template <class Cxs>
 inline constexpr bool has_op_cx = false;
 template <class... C>
@@ -768,8 +767,8 @@ inline constexpr bool get_cx_ok<completions<C...>> = (is_op_cx<C> && ...);
 template <class Cxs>
 inline constexpr bool copy_cx_ok = false;
 template <class... C>
-inline constexpr bool copy_cx_ok<completions<C...>> =
-    count_of<remote_rpc, C...> <= 1 && ((is_op_cx<C> || std::is_same_v<C, remote_rpc>)&&...);
+inline constexpr bool copy_cx_ok<completions<C...>> = count_of<remote_rpc, C...> <= 1 &&
+                                                      ((is_op_cx<C> || std::is_same_v<C, remote_rpc>)&&...);
 
 template <class... C>
 void check_put_cx() {
@@ -795,7 +794,7 @@ auto put_value(const T& value, global_ptr<T> dest, completions<C...>& cxs) {
   static_assert(rma_type<T>::ok);
   check_put_cx<C...>();
   future<> done;
-  if constexpr (count_of<remote_rpc, C...> > 0)
+  if constexpr (count_of < remote_rpc, C... >> 0)
     done = accrete::rput(value, dest, std::move(std::get<remote_rpc>(cxs.items).cx));
   else
     done = accrete::rput(value, dest);
@@ -807,12 +806,12 @@ auto put(const T* src, global_ptr<T> dest, std::size_t count, completions<C...>&
   static_assert(rma_type<T>::ok);
   check_put_cx<C...>();
   std::shared_ptr<std::vector<T>> copy;
-  if constexpr (count_of<src_buffered, C...> > 0) {
+  if constexpr (count_of < src_buffered, C... >> 0) {
     copy = std::make_shared<std::vector<T>>(src, src + count);
     src = copy->data();
   }
   future<> done;
-  if constexpr (count_of<remote_rpc, C...> > 0)
+  if constexpr (count_of < remote_rpc, C... >> 0)
     done = accrete::rput(src, dest, count, std::move(std::get<remote_rpc>(cxs.items).cx));
   else
     done = accrete::rput(src, dest, count);
@@ -885,16 +884,13 @@ auto rput(const T* src, global_ptr<T> dest, std::size_t count, Cxs&& cxs) {
 /// completion is delivered before the call returns.
 template <class T, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rput(T value, global_ptr<T> dest, Cxs&& cxs) {
-  return detail::put_value(value, dest, cxs);
-}
+auto rput(T value, global_ptr<T> dest, Cxs&& cxs) { return detail::put_value(value, dest, cxs); }
 
 /// Copies count elements from src (which may point to const) into dest
 /// (spec: One-Sided Communication).
 template <class S, class T = std::remove_const_t<S>, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count,
-          Cxs&& cxs) {
+auto rget(global_ptr<S> src, std::type_identity_t<T>* dest, std::size_t count, Cxs&& cxs) {
   static_assert(detail::rma_type<T>::ok);
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget: takes operation completions only");
   if constexpr (detail::lone_op_promise<std::remove_cvref_t<Cxs>>)
@@ -921,7 +917,7 @@ template <class C, class Cxs>
 std::optional<accrete::remote_cx::rpc_cx> take_remote_cx(Cxs& cxs) {
   static_assert(copy_cx_ok<C>, "upcxx::copy: takes operation completions and at most one remote_cx::as_rpc only");
   std::optional<accrete::remote_cx::rpc_cx> rcx;
-  if constexpr (count_in<remote_rpc, C> > 0) rcx.emplace(std::move(std::get<remote_rpc>(cxs.items).cx));
+  if constexpr (count_in < remote_rpc, C >> 0) rcx.emplace(std::move(std::get<remote_rpc>(cxs.items).cx));
   return rcx;
 }
 // Sends rcx to `rank` after `data` (the copy's arrival at rank's memory)
@@ -953,9 +949,8 @@ future<> copy_from_local(const T* src, global_ptr<T> dest, std::size_t count,
 /// point to const, and either may have kind parameter `any` (every pointer
 /// names host memory here). A remote completion runs at dest.where().
 template <class S, memory_kind Ks, class T, memory_kind Kd, class Cxs = detail::completions<detail::op_future>>
-requires(std::is_same_v<std::remove_const_t<S>, T> && detail::is_completions<std::remove_cvref_t<Cxs>>)
-auto copy(global_ptr<S, Ks> src_any, global_ptr<T, Kd> dest_any, std::size_t count,
-          Cxs&& cxs = operation_cx::as_future()) {
+requires(std::is_same_v<std::remove_const_t<S>, T>&& detail::is_completions<std::remove_cvref_t<Cxs>>) auto copy(
+    global_ptr<S, Ks> src_any, global_ptr<T, Kd> dest_any, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
   auto rcx = detail::take_remote_cx<std::remove_cvref_t<Cxs>>(cxs);
   const global_ptr<const T> src = static_kind_cast<memory_kind::host>(src_any);
   const global_ptr<T> dest = static_kind_cast<memory_kind::host>(dest_any);
@@ -986,8 +981,8 @@ template <class T, memory_kind Kd, class Cxs = detail::completions<detail::op_fu
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto copy(const T* src, global_ptr<T, Kd> dest, std::size_t count, Cxs&& cxs = operation_cx::as_future()) {
   auto rcx = detail::take_remote_cx<std::remove_cvref_t<Cxs>>(cxs);
-  return detail::deliver(
-      detail::copy_from_local(src, static_kind_cast<memory_kind::host>(dest), count, std::move(rcx)), cxs);
+  return detail::deliver(detail::copy_from_local(src, static_kind_cast<memory_kind::host>(dest), count, std::move(rcx)),
+                         cxs);
 }
 template <class S, memory_kind Ks, class Cxs = detail::completions<detail::op_future>>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
@@ -1010,11 +1005,11 @@ template <class... C, class Start>
 auto put_fragments(completions<C...>& cxs, Start&& start) {
   check_put_cx<C...>();
   future<> done;
-  if constexpr (count_of<remote_rpc, C...> > 0)
+  if constexpr (count_of < remote_rpc, C... >> 0)
     done = start(std::move(std::get<remote_rpc>(cxs.items).cx));
   else
     done = start();
-  if constexpr (count_of<src_buffered, C...> > 0) done.wait();
+  if constexpr (count_of < src_buffered, C... >> 0) done.wait();
   return deliver(done, cxs);
 }
 // The first Dim elements at p (a null p only for Dim = 0).
@@ -1035,16 +1030,14 @@ std::array<X, Dim> array_of(const X* p) {
 ///@{
 template <class SrcIt, class DstIt, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
-                    Cxs&& cxs) {
+auto rput_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end, Cxs&& cxs) {
   return detail::put_fragments(cxs, [&](auto&&... rcx) {
     return accrete::rput_irregular(src_begin, src_end, dest_begin, dest_end, std::move(rcx)...);
   });
 }
 template <class SrcIt, class DstIt, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
-auto rget_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end,
-                    Cxs&& cxs) {
+auto rget_irregular(SrcIt src_begin, SrcIt src_end, DstIt dest_begin, DstIt dest_end, Cxs&& cxs) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_irregular: takes operation completions only");
   return detail::deliver(accrete::rget_irregular(src_begin, src_end, dest_begin, dest_end), cxs);
 }
@@ -1072,16 +1065,13 @@ auto rput_strided(const T* src_base, const std::array<std::ptrdiff_t, Dim>& src_
     return accrete::rput_strided<Dim>(src_base, src_strides, dest_base, dest_strides, extents, std::move(rcx)...);
   });
 }
-template <std::size_t Dim, class S, class T = std::remove_const_t<S>,
-          class Cxs>
+template <std::size_t Dim, class S, class T = std::remove_const_t<S>, class Cxs>
 requires detail::is_completions<std::remove_cvref_t<Cxs>>
 auto rget_strided(global_ptr<S> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides,
-                  std::type_identity_t<T>* dest_base,
-                  const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
-                  Cxs&& cxs) {
+                  std::type_identity_t<T>* dest_base, const std::array<std::ptrdiff_t, Dim>& dest_strides,
+                  const std::array<std::size_t, Dim>& extents, Cxs&& cxs) {
   static_assert(detail::get_cx_ok<std::remove_cvref_t<Cxs>>, "upcxx::rget_strided: takes operation completions only");
-  return detail::deliver(accrete::rget_strided<Dim, S>(src_base, src_strides, dest_base, dest_strides, extents),
-                         cxs);
+  return detail::deliver(accrete::rget_strided<Dim, S>(src_base, src_strides, dest_base, dest_strides, extents), cxs);
 }
 ///@}
 /// The strided forms with the strides and extents as arrays of Dim
@@ -1102,8 +1092,8 @@ auto rget_strided(global_ptr<S> src_base, const std::ptrdiff_t* src_strides, std
                   const std::ptrdiff_t* dest_strides, const std::size_t* extents,
                   Cxs&& cxs = operation_cx::as_future()) {
   return rget_strided<Dim, S>(src_base, detail::array_of<Dim>(src_strides), dest_base,
-                              detail::array_of<Dim>(dest_strides),
-                           detail::array_of<Dim>(extents), std::forward<Cxs>(cxs));
+                              detail::array_of<Dim>(dest_strides), detail::array_of<Dim>(extents),
+                              std::forward<Cxs>(cxs));
 }
 ///@}
 
@@ -1196,7 +1186,9 @@ struct serialization<T> : T::upcxx_serialization {};
 
 namespace detail {
 template <class T>
-concept user_rule = !requires { typename upcxx::serialization<T>::upcxx_no_rule_; };
+concept user_rule = !requires {
+  typename upcxx::serialization<T>::upcxx_no_rule_;
+};
 // What a rule's storage.construct makes: T, or the rule's deserialized_type.
 template <class T>
 struct declared_deserialized {
@@ -1242,8 +1234,8 @@ struct bound_function {
   }
   template <class... A>
   decltype(auto) operator()(A&&... more) const {
-    return std::apply(
-        [&](const B&... b) -> decltype(auto) { return std::invoke(fn, b..., std::forward<A>(more)...); }, bound);
+    return std::apply([&](const B&... b) -> decltype(auto) { return std::invoke(fn, b..., std::forward<A>(more)...); },
+                      bound);
   }
 };
 
@@ -1265,8 +1257,7 @@ struct bytewise_no_rule : std::bool_constant<accrete::detail::bytewise<T> && !us
 /// is then serialized bytewise. (The conjunction keeps the default from
 /// looking for a rule when T is not trivially copyable.)
 template <class T>
-struct is_trivially_serializable
-    : std::conjunction<std::is_trivially_copyable<T>, detail::bytewise_no_rule<T>> {};
+struct is_trivially_serializable : std::conjunction<std::is_trivially_copyable<T>, detail::bytewise_no_rule<T>> {};
 template <class T>
 struct is_serializable : std::bool_constant<accrete::is_serializable_v<T>> {};
 template <class T>
@@ -1281,10 +1272,10 @@ using accrete::deserialized_type_t;
 using accrete::barrier;
 using accrete::barrier_async;
 using accrete::broadcast;
+using accrete::entry_barrier;
 using accrete::local_team;
 using accrete::reduce_all;
 using accrete::reduce_one;
-using accrete::entry_barrier;
 using accrete::team;
 using accrete::team_id;
 using accrete::world;
@@ -1364,10 +1355,29 @@ inline constexpr auto op_bit_xor = accrete::op_fast_bit_xor;
 
 /// The atomic operations a domain may be asked to support (spec: Atomics).
 enum class atomic_op : int {
-  load, store, compare_exchange,
-  add, fetch_add, sub, fetch_sub, inc, fetch_inc, dec, fetch_dec,
-  mul, fetch_mul, min, fetch_min, max, fetch_max,
-  bit_and, fetch_bit_and, bit_or, fetch_bit_or, bit_xor, fetch_bit_xor
+  load,
+  store,
+  compare_exchange,
+  add,
+  fetch_add,
+  sub,
+  fetch_sub,
+  inc,
+  fetch_inc,
+  dec,
+  fetch_dec,
+  mul,
+  fetch_mul,
+  min,
+  fetch_min,
+  max,
+  fetch_max,
+  bit_and,
+  fetch_bit_and,
+  bit_or,
+  fetch_bit_or,
+  bit_xor,
+  fetch_bit_xor
 };
 
 /// Atomic operations on T in shared segments, over a team (spec: Atomics).
@@ -1396,8 +1406,9 @@ class atomic_domain {
   atomic_domain& operator=(atomic_domain&& o) {
     if (this != &o) {
       if (d_.is_active())
-        throw accrete::error("upcxx::atomic_domain: move assignment onto an active domain (the spec requires an "
-                             "inactive receiver: destroy() it first)");
+        throw accrete::error(
+            "upcxx::atomic_domain: move assignment onto an active domain (the spec requires an "
+            "inactive receiver: destroy() it first)");
       d_ = std::move(o.d_);
       allowed_ = std::exchange(o.allowed_, 0);
     }
@@ -1430,7 +1441,8 @@ class atomic_domain {
   template <class Cxs = Default>
   auto store(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::store);
-    return plain(cxs, [&] { return d_.store(p, v, o); }, [&](promise<>& pr) { d_.store(p, v, pr, o); });
+    return plain(
+        cxs, [&] { return d_.store(p, v, o); }, [&](promise<>& pr) { d_.store(p, v, pr, o); });
   }
   template <class Cxs = Default>
   auto compare_exchange(global_ptr<T> p, T expected, T desired, std::memory_order o, Cxs&& cxs = Default{}) {
@@ -1440,7 +1452,8 @@ class atomic_domain {
   template <class Cxs = Default>
   auto add(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::add);
-    return plain(cxs, [&] { return d_.add(p, v, o); }, [&](promise<>& pr) { d_.add(p, v, pr, o); });
+    return plain(
+        cxs, [&] { return d_.add(p, v, o); }, [&](promise<>& pr) { d_.add(p, v, pr, o); });
   }
   template <class Cxs = Default>
   auto fetch_add(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
@@ -1450,7 +1463,8 @@ class atomic_domain {
   template <class Cxs = Default>
   auto sub(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::sub);
-    return plain(cxs, [&] { return d_.sub(p, v, o); }, [&](promise<>& pr) { d_.sub(p, v, pr, o); });
+    return plain(
+        cxs, [&] { return d_.sub(p, v, o); }, [&](promise<>& pr) { d_.sub(p, v, pr, o); });
   }
   template <class Cxs = Default>
   auto fetch_sub(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
@@ -1460,7 +1474,8 @@ class atomic_domain {
   template <class Cxs = Default>
   auto inc(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::inc);
-    return plain(cxs, [&] { return d_.add(p, T(1), o); }, [&](promise<>& pr) { d_.add(p, T(1), pr, o); });
+    return plain(
+        cxs, [&] { return d_.add(p, T(1), o); }, [&](promise<>& pr) { d_.add(p, T(1), pr, o); });
   }
   template <class Cxs = Default>
   auto fetch_inc(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
@@ -1470,7 +1485,8 @@ class atomic_domain {
   template <class Cxs = Default>
   auto dec(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::dec);
-    return plain(cxs, [&] { return d_.sub(p, T(1), o); }, [&](promise<>& pr) { d_.sub(p, T(1), pr, o); });
+    return plain(
+        cxs, [&] { return d_.sub(p, T(1), o); }, [&](promise<>& pr) { d_.sub(p, T(1), pr, o); });
   }
   template <class Cxs = Default>
   auto fetch_dec(global_ptr<T> p, std::memory_order o, Cxs&& cxs = Default{}) {
@@ -1480,7 +1496,8 @@ class atomic_domain {
   template <class Cxs = Default>
   auto mul(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
     use(atomic_op::mul);
-    return plain(cxs, [&] { return d_.mul(p, v, o); }, [&](promise<>& pr) { d_.mul(p, v, pr, o); });
+    return plain(
+        cxs, [&] { return d_.mul(p, v, o); }, [&](promise<>& pr) { d_.mul(p, v, pr, o); });
   }
   template <class Cxs = Default>
   auto fetch_mul(global_ptr<T> p, T v, std::memory_order o, Cxs&& cxs = Default{}) {
@@ -1559,11 +1576,10 @@ class atomic_domain {
   }
   static constexpr std::uint32_t bit(atomic_op o) { return std::uint32_t(1) << int(o); }
   static const char* name(atomic_op o) {
-    static const char* const names[] = {"load",    "store",     "compare_exchange", "add",       "fetch_add",
-                                        "sub",     "fetch_sub", "inc",              "fetch_inc", "dec",
-                                        "fetch_dec", "mul",     "fetch_mul",        "min",       "fetch_min",
-                                        "max",     "fetch_max", "bit_and",          "fetch_bit_and", "bit_or",
-                                        "fetch_bit_or", "bit_xor", "fetch_bit_xor"};
+    static const char* const names[] = {
+        "load",      "store",   "compare_exchange", "add",    "fetch_add",    "sub",     "fetch_sub",    "inc",
+        "fetch_inc", "dec",     "fetch_dec",        "mul",    "fetch_mul",    "min",     "fetch_min",    "max",
+        "fetch_max", "bit_and", "fetch_bit_and",    "bit_or", "fetch_bit_or", "bit_xor", "fetch_bit_xor"};
     return names[int(o)];
   }
   void use(atomic_op o) const {
@@ -1686,13 +1702,18 @@ T os_env(const std::string& name, const T& otherwise, std::size_t mem_size_multi
   if (unit.size() > 1 && (unit.ends_with("IB") || unit.ends_with("B")))
     unit.erase(unit.size() - (unit.ends_with("IB") ? 2 : 1));
   unsigned long long mult = mem_size_multiplier;
-  if (unit == "K") mult = 1ull << 10;
-  else if (unit == "M") mult = 1ull << 20;
-  else if (unit == "G") mult = 1ull << 30;
-  else if (unit == "T") mult = 1ull << 40;
+  if (unit == "K")
+    mult = 1ull << 10;
+  else if (unit == "M")
+    mult = 1ull << 20;
+  else if (unit == "G")
+    mult = 1ull << 30;
+  else if (unit == "T")
+    mult = 1ull << 40;
   else if (!unit.empty() && unit != "B")
     throw accrete::error("upcxx::os_env: " + name + "=" + *v + " is not a memory size (like 512M or 4GB)");
-  else if (unit == "B") mult = 1;
+  else if (unit == "B")
+    mult = 1;
   return T(n * mult);
 }
 ///@}
@@ -1763,8 +1784,7 @@ struct accrete::serialization<T> {
 /// as its bytes, as UPC++ sends it.
 template <class T>
 requires(!std::is_trivially_copyable_v<T> && upcxx::is_trivially_serializable<T>::value &&
-         !upcxx::detail::user_rule<T>)
-struct accrete::serialization<T> {
+         !upcxx::detail::user_rule<T>) struct accrete::serialization<T> {
   /// accrete's rule protocol: the object's bytes (so a received view of T
   /// is walked by `const T*`, as in UPC++).
   ///@{
@@ -1782,17 +1802,17 @@ struct accrete::serialization<T> {
 /// copy, broadcast of a buffer, reductions), as UPC++ allows for any
 /// DefinitelyTriviallySerializable type.
 template <class T>
-requires(!std::is_trivially_copyable_v<T> && upcxx::is_trivially_serializable<T>::value)
-struct accrete::detail::declared_bytewise<T> : std::true_type {};
+requires(!std::is_trivially_copyable_v<T> &&
+         upcxx::is_trivially_serializable<T>::value) struct accrete::detail::declared_bytewise<T> : std::true_type {
+};
 
 /// upcxx::bind's result travels as its function, then its bound values.
 template <class F, class... B>
 struct accrete::serialization<upcxx::bound_function<F, B...>> {
   /// accrete's rule protocol.
   ///@{
-  static constexpr bool enabled =
-      (accrete::detail::is_function_pointer_v<F> || accrete::is_serializable_v<F>) &&
-      (accrete::is_serializable_v<B> && ...);
+  static constexpr bool enabled = (accrete::detail::is_function_pointer_v<F> ||
+                                   accrete::is_serializable_v<F>)&&(accrete::is_serializable_v<B> && ...);
   using deserialized_type = upcxx::bound_function<F, accrete::deserialized_type_t<B>...>;
   static void serialize(accrete::writer& w, const upcxx::bound_function<F, B...>& b) {
     accrete::detail::write_callable(w, b.fn);
@@ -1867,7 +1887,8 @@ auto member_general(const global_ptr<T, K>& p, Offset, Member) {
                          reinterpret_cast<const volatile char*>(o));
     };
     if (p.is_null() || p.is_local()) return make_future(member_at<M>(p, p.is_null() ? 0 : measure(p.local())));
-    return rpc(p.where(), [](const global_ptr<T, K>& q) { return decltype(measure){}(q.local()); }, p)
+    return rpc(
+               p.where(), [](const global_ptr<T, K>& q) { return decltype(measure){}(q.local()); }, p)
         .then([p](std::size_t off) { return member_at<M>(p, off); });
   }
 }
@@ -1875,47 +1896,47 @@ auto member_general(const global_ptr<T, K>& p, Offset, Member) {
 
 // The type of gp's member `field` (const when the object is), and the
 // class's std::type_identity (for the offset lambdas below).
-#define UPCXX_DETAIL_MEMBER_TYPE(gp, field)                                                               \
+#define UPCXX_DETAIL_MEMBER_TYPE(gp, field) \
   std::remove_reference_t<decltype((std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>().field))>
-#define UPCXX_DETAIL_CLASS_IDENTITY(gp)                                                                   \
+#define UPCXX_DETAIL_CLASS_IDENTITY(gp) \
   std::type_identity<std::remove_cv_t<::upcxx::detail::memberof_element_t<decltype(gp)>>> {}
 // A generic lambda giving offsetof(C, field) for a standard-layout class C
 // (called with std::type_identity<C>), and 0 for any other: offsetof is then
 // never instantiated, so such a class gets only the error it should.
-#define UPCXX_DETAIL_STANDARD_OFFSET(field)                                                               \
-  [](auto upcxx_type_) {                                                                                  \
-    using upcxx_class_ = typename decltype(upcxx_type_)::type;                                            \
-    if constexpr (std::is_standard_layout_v<upcxx_class_>)                                                \
-      return std::size_t(offsetof(upcxx_class_, field));                                                  \
-    else                                                                                                  \
-      return std::size_t(0);                                                                              \
+#define UPCXX_DETAIL_STANDARD_OFFSET(field)                    \
+  [](auto upcxx_type_) {                                       \
+    using upcxx_class_ = typename decltype(upcxx_type_)::type; \
+    if constexpr (std::is_standard_layout_v<upcxx_class_>)     \
+      return std::size_t(offsetof(upcxx_class_, field));       \
+    else                                                       \
+      return std::size_t(0);                                   \
   }
 /// A global pointer to member `field` of the object gp points to (spec:
 /// Global Pointers, upcxx_memberof). The class must be standard-layout
 /// (checked at compile time: offsetof is defined only for those); nothing is
 /// communicated. gp is evaluated once.
-#define upcxx_memberof(gp, field)                                                                         \
-  (::upcxx::detail::member_at<UPCXX_DETAIL_MEMBER_TYPE(gp, field)>(                                        \
-      ::upcxx::detail::require_standard_layout(gp), UPCXX_DETAIL_STANDARD_OFFSET(field)(UPCXX_DETAIL_CLASS_IDENTITY(gp))))
+#define upcxx_memberof(gp, field)                                   \
+  (::upcxx::detail::member_at<UPCXX_DETAIL_MEMBER_TYPE(gp, field)>( \
+      ::upcxx::detail::require_standard_layout(gp),                 \
+      UPCXX_DETAIL_STANDARD_OFFSET(field)(UPCXX_DETAIL_CLASS_IDENTITY(gp))))
 /// upcxx_memberof for a class of any layout (spec: upcxx_memberof_general):
 /// a ready future for a standard-layout class or an object on this process's
 /// node, otherwise one RPC to gp.where(), which measures the member on the
 /// object. A reference member does not compile. gp is evaluated once.
-#define upcxx_memberof_general(gp, field)                                                                 \
-  (::upcxx::detail::member_general<decltype(std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>() \
-                                                .field)>(                                                  \
-      (gp), UPCXX_DETAIL_STANDARD_OFFSET(field),                                                          \
+#define upcxx_memberof_general(gp, field)                                                  \
+  (::upcxx::detail::member_general<                                                        \
+      decltype(std::declval<::upcxx::detail::memberof_element_t<decltype(gp)>&>().field)>( \
+      (gp), UPCXX_DETAIL_STANDARD_OFFSET(field),                                           \
       [](auto* upcxx_object_) -> decltype(auto) { return (upcxx_object_->field); }))
 /// upcxx_memberof without the standard-layout check (UPC++'s
 /// implementation-defined upcxx_memberof_unsafe): offsetof where the
 /// compiler supports it for the class (GCC and Clang do for classes without
 /// virtual bases); otherwise the result is undefined. Nothing is
 /// communicated; gp is evaluated once.
-#define upcxx_memberof_unsafe(gp, field)                                                                  \
-  (::upcxx::detail::member_at<UPCXX_DETAIL_MEMBER_TYPE(gp, field)>(                                         \
-      (gp), [](auto upcxx_type_) {                                                                        \
-        using upcxx_class_ = typename decltype(upcxx_type_)::type;                                        \
-        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Winvalid-offsetof\"") return   \
-            std::size_t(offsetof(upcxx_class_, field));                                                   \
-        _Pragma("GCC diagnostic pop")                                                                     \
-      }(UPCXX_DETAIL_CLASS_IDENTITY(gp))))
+#define upcxx_memberof_unsafe(gp, field)                                                                            \
+  (::upcxx::detail::member_at<UPCXX_DETAIL_MEMBER_TYPE(gp, field)>((gp), [](auto upcxx_type_) {                     \
+    using upcxx_class_ = typename decltype(upcxx_type_)::type;                                                      \
+    _Pragma("GCC diagnostic push")                                                                                  \
+        _Pragma("GCC diagnostic ignored \"-Winvalid-offsetof\"") return std::size_t(offsetof(upcxx_class_, field)); \
+    _Pragma("GCC diagnostic pop")                                                                                   \
+  }(UPCXX_DETAIL_CLASS_IDENTITY(gp))))

@@ -185,8 +185,7 @@ void coll_ireduce(const void* src, void* dst, std::size_t count, coll_type ty, c
                   completion done) {
   MPI_Comm c = comm_of(root < 0 ? "reduce_all" : "reduce_one", t);
   const auto ticket = team_collective_begin(root < 0 ? "accrete::reduce_all" : "accrete::reduce_one", t, false);
-  ireduce(src, dst, count, scalar_bytes(ty), mpi_type(ty), mpi_op(op), root, c, t.rank_me(), std::move(done),
-          ticket);
+  ireduce(src, dst, count, scalar_bytes(ty), mpi_type(ty), mpi_op(op), root, c, t.rank_me(), std::move(done), ticket);
 }
 
 void coll_ireduce_user(const void* src, void* dst, std::size_t count, std::size_t elem, coll_user_fn fn,
@@ -224,7 +223,8 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
   if (me == root) {
     const std::size_t pieces = buf->empty() ? 0 : pieces_for(buf->size());
     completion each = countdown(1 + pieces * std::size_t(n - 1), std::move(done));
-    track_collective(r, [size, each] { each(); }, ticket);
+    track_collective(
+        r, [size, each] { each(); }, ticket);
     for (int dest = 0; dest < n; ++dest) {
       if (dest == root) continue;
       for_each_piece(buf->size(), [&](std::size_t off, int len) {
@@ -237,22 +237,24 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
   }
   // Non-root: learn the size, then receive the bytes from the root. Matching
   // is by tag, so the order in which members reach this step does not matter.
-  track_collective(r, [size, buf, root, c, tag, d = std::move(done)]() mutable {
-    buf->resize(*size);
-    if (buf->empty()) {
-      d();
-      return;
-    }
-    const std::size_t pieces = pieces_for(buf->size());
-    completion each = countdown(pieces, std::move(d));
-    for_each_piece(buf->size(), [&](std::size_t off, int len) {
-      MPI_Request q;
-      ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, root, tag, c, &q));
-      track_request(q, [buf, each] { each(); });
-    });
-  }, ticket);
+  track_collective(
+      r,
+      [size, buf, root, c, tag, d = std::move(done)]() mutable {
+        buf->resize(*size);
+        if (buf->empty()) {
+          d();
+          return;
+        }
+        const std::size_t pieces = pieces_for(buf->size());
+        completion each = countdown(pieces, std::move(d));
+        for_each_piece(buf->size(), [&](std::size_t off, int len) {
+          MPI_Request q;
+          ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, root, tag, c, &q));
+          track_request(q, [buf, each] { each(); });
+        });
+      },
+      ticket);
 }
-
 
 namespace {
 // The point-to-point legs of the variable-size reductions: a size, then the
