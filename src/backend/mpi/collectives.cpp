@@ -212,6 +212,35 @@ void coll_ireduce_user(const void* src, void* dst, std::size_t count, std::size_
   ireduce(src, dst, count, elem, *ty, *op, root, c, t.rank_me(), std::move(fin), ticket);
 }
 
+namespace {
+// The bytes of the variable-size collectives travel point to point, in
+// pieces of at most max_chunk, on a tag reserved when the collective
+// started: members agree on it whatever order they reach this step in,
+// and messages from one process on one tag do not overtake each other.
+// send_pieces calls `each` once per piece sent.
+void send_pieces(MPI_Comm c, int dest, int tag, const std::shared_ptr<const std::vector<std::byte>>& buf,
+                 const completion& each) {
+  for_each_piece(buf->size(), [&](std::size_t off, int len) {
+    MPI_Request q;
+    ACCRETE_MPI(MPI_Isend(buf->data() + off, len, MPI_BYTE, dest, tag, c, &q));
+    track_request(q, [buf, each] { each(); });
+  });
+}
+// Fills *buf (already sized) from src; `done` runs after the last piece.
+void recv_pieces(MPI_Comm c, int src, int tag, const std::shared_ptr<std::vector<std::byte>>& buf, completion done) {
+  if (buf->empty()) {
+    done();
+    return;
+  }
+  completion each = countdown(pieces_for(buf->size()), std::move(done));
+  for_each_piece(buf->size(), [&](std::size_t off, int len) {
+    MPI_Request q;
+    ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, src, tag, c, &q));
+    track_request(q, [buf, each] { each(); });
+  });
+}
+}  // namespace
+
 void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, const team& t, completion done) {
   MPI_Comm c = comm_of("broadcast", t);
   const auto ticket = team_collective_begin("accrete::broadcast", t, false);
@@ -225,14 +254,8 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
     completion each = countdown(1 + pieces * std::size_t(n - 1), std::move(done));
     track_collective(
         r, [size, each] { each(); }, ticket);
-    for (int dest = 0; dest < n; ++dest) {
-      if (dest == root) continue;
-      for_each_piece(buf->size(), [&](std::size_t off, int len) {
-        MPI_Request s;
-        ACCRETE_MPI(MPI_Isend(buf->data() + off, len, MPI_BYTE, dest, tag, c, &s));
-        track_request(s, [buf, each] { each(); });
-      });
-    }
+    for (int dest = 0; dest < n; ++dest)
+      if (dest != root) send_pieces(c, dest, tag, buf, each);
     return;
   }
   // Non-root: learn the size, then receive the bytes from the root. Matching
@@ -241,37 +264,21 @@ void coll_ibcast_bytes(std::shared_ptr<std::vector<std::byte>> buf, int root, co
       r,
       [size, buf, root, c, tag, d = std::move(done)]() mutable {
         buf->resize(*size);
-        if (buf->empty()) {
-          d();
-          return;
-        }
-        const std::size_t pieces = pieces_for(buf->size());
-        completion each = countdown(pieces, std::move(d));
-        for_each_piece(buf->size(), [&](std::size_t off, int len) {
-          MPI_Request q;
-          ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, root, tag, c, &q));
-          track_request(q, [buf, each] { each(); });
-        });
+        recv_pieces(c, root, tag, buf, std::move(d));
       },
       ticket);
 }
 
 namespace {
-// The point-to-point legs of the variable-size reductions: a size, then the
-// bytes in pieces, on one tag reserved when the collective started, so that
-// members agree on it whatever order they reach this step in (messages
-// from one process on one tag do not overtake each other).
+// The legs of the variable-size reductions: a size, then the pieces, on one
+// reserved tag.
 void send_bytes(MPI_Comm c, int dest, int tag, std::shared_ptr<const std::vector<std::byte>> buf, completion done) {
   auto size = std::make_shared<std::uint64_t>(buf->size());
   completion each = countdown(1 + (buf->empty() ? 0 : pieces_for(buf->size())), std::move(done));
   MPI_Request r;
   ACCRETE_MPI(MPI_Isend(size.get(), 1, MPI_UINT64_T, dest, tag, c, &r));
   track_request(r, [size, each] { each(); });
-  for_each_piece(buf->size(), [&](std::size_t off, int len) {
-    MPI_Request q;
-    ACCRETE_MPI(MPI_Isend(buf->data() + off, len, MPI_BYTE, dest, tag, c, &q));
-    track_request(q, [buf, each] { each(); });
-  });
+  send_pieces(c, dest, tag, buf, each);
 }
 
 // Posts the receive of the size at once (before any later collective on
@@ -285,17 +292,8 @@ void recv_bytes(MPI_Comm c, int src, int tag, const collective_ticket& ticket, b
       r,
       [size, c, src, tag, d = std::move(done)]() mutable {
         auto buf = std::make_shared<std::vector<std::byte>>(*size);
-        if (buf->empty()) {
-          d({});
-          return;
-        }
         auto fin = std::make_shared<bytes_in>(std::move(d));
-        completion each = countdown(pieces_for(buf->size()), [buf, fin] { (*fin)(std::move(*buf)); });
-        for_each_piece(buf->size(), [&](std::size_t off, int len) {
-          MPI_Request q;
-          ACCRETE_MPI(MPI_Irecv(buf->data() + off, len, MPI_BYTE, src, tag, c, &q));
-          track_request(q, [buf, each] { each(); });
-        });
+        recv_pieces(c, src, tag, buf, [buf, fin] { (*fin)(std::move(*buf)); });
       },
       ticket);
 }
