@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -1387,6 +1389,180 @@ TEST(Upcxx, EarlierReleaseNames) {
   EXPECT_EQ(upcxx::reduce_all(me + 1, upcxx::experimental::op_min).wait(), 1);
   EXPECT_EQ(upcxx::reduce_all(me, upcxx::experimental::op_add).wait(), n * (n - 1) / 2);
   EXPECT_EQ(upcxx::reduce_all(me == 0 ? 0x6 : 0x7, upcxx::experimental::op_bit_and).wait(), 0x6);
+  // The reductions' names of those releases, on serialized values, also
+  // with completions and an explicit value type.
+  std::string all;
+  for (int r = 0; r < n; ++r) all += std::to_string(r) + ";";
+  EXPECT_EQ(upcxx::reduce_all_nontrivial(std::to_string(me) + ";", upcxx::op_fast_add).wait(), all);
+  EXPECT_EQ(upcxx::experimental::reduce_all_nontrivial(std::to_string(me) + ";", upcxx::experimental::op_add,
+                                                       upcxx::world(), upcxx::operation_cx::as_future())
+                .wait(),
+            all);
+  const std::string at_root = upcxx::reduce_one_nontrivial(std::to_string(me) + ";", upcxx::op_fast_add, root).wait();
+  EXPECT_EQ(at_root, me == root ? all : std::to_string(me) + ";");
+  upcxx::promise<std::string> got;
+  upcxx::experimental::reduce_one_nontrivial(std::string(std::size_t(me + 1), 'x'), upcxx::experimental::op_add, 0,
+                                             upcxx::world(), upcxx::operation_cx::as_promise(got));
+  EXPECT_EQ(got.finalize().wait().size(), me == 0 ? std::size_t(n * (n + 1) / 2) : std::size_t(me + 1));
+  std::string mine = "rank " + std::to_string(me);
+  EXPECT_EQ(upcxx::broadcast_nontrivial<std::string>(std::move(mine), root).wait(), "rank " + std::to_string(root));
+  EXPECT_EQ(
+      upcxx::broadcast_nontrivial(std::set<int>{me, -me}, 0, upcxx::world(), upcxx::operation_cx::as_future()).wait(),
+      (std::set<int>{0}));
+}
+
+// dist_id and team_id are LessThanComparable and hashable (spec: they key
+// ordered and unordered containers), the same on every process, and print.
+TEST(Upcxx, IdsOrderHashAndPrint) {
+  const int me = upcxx::rank_me(), n = upcxx::rank_n();
+  upcxx::dist_object<int> first(me), second(10 * me), third(100 * me);
+  EXPECT_LT(first.id(), second.id());
+  EXPECT_LT(second.id(), third.id());
+  EXPECT_GE(third.id(), first.id());
+  EXPECT_NE(first.id(), third.id());
+  std::map<upcxx::dist_id<int>, int> ordered;
+  std::unordered_map<upcxx::dist_id<int>, int> hashed;
+  for (auto* d : {&third, &first, &second}) {
+    ordered[d->id()] = **d;
+    hashed[d->id()] = **d;
+  }
+  EXPECT_EQ(ordered.begin()->second, me);
+  EXPECT_EQ(ordered.rbegin()->second, 100 * me);
+  EXPECT_EQ(hashed.size(), 3u);
+  upcxx::barrier();
+  // An id that travels finds the receiver's own entry, by order and by hash.
+  const int seen =
+      upcxx::rpc(
+          right(),
+          [](upcxx::dist_id<int> id, upcxx::dist_object<int>& s) {
+            std::set<upcxx::dist_id<int>> ids{id, s.id()};
+            std::unordered_set<upcxx::dist_id<int>> hs{id, s.id()};
+            return int(ids.size()) * 10 + int(hs.size()) +
+                   (std::hash<upcxx::dist_id<int>>{}(id) == std::hash<upcxx::dist_id<int>>{}(s.id()) ? 100 : 0);
+          },
+          second.id(), second)
+          .wait();
+  EXPECT_EQ(seen, 111);
+
+  upcxx::team parity = upcxx::world().split(me % 2, me);
+  EXPECT_NE(parity.id(), upcxx::world().id());
+  std::set<upcxx::team_id> teams{upcxx::world().id(), parity.id(), upcxx::local_team().id()};
+  EXPECT_EQ(teams.size(), 3u);
+  std::unordered_set<upcxx::team_id> team_hashes(teams.begin(), teams.end());
+  EXPECT_EQ(team_hashes.size(), 3u);
+  const std::size_t h = std::hash<upcxx::team_id>{}(upcxx::world().id());
+  EXPECT_EQ(upcxx::reduce_all(h, upcxx::op_fast_max).wait(), upcxx::reduce_all(h, upcxx::op_fast_min).wait());
+  // The printed forms agree everywhere, and printing leaves the stream's
+  // number base alone.
+  std::ostringstream os;
+  os << first.id() << ' ' << upcxx::world().id() << ' ' << 255;
+  const std::string text = os.str();
+  EXPECT_EQ(text.rfind("dist_id(", 0), 0u) << text;
+  EXPECT_NE(text.find(" team_id("), std::string::npos) << text;
+  EXPECT_EQ(text.substr(text.size() - 4), " 255") << text;
+  EXPECT_EQ(upcxx::broadcast(text, n - 1).wait(), text);
+  upcxx::barrier();
+  parity.destroy();
+}
+
+// UPC++ 2022.9's Reader forms: read_overwrite over live members (the old
+// value destroyed, none leaked), read_sequence_overwrite, read_into an
+// upcxx::optional; the same through a received view's iterator; and
+// std::reference_wrapper travelling as the object it refers to.
+struct counted {
+  int v = -1;
+  static inline int live = 0;
+  counted() { ++live; }
+  explicit counted(int x) : v(x) { ++live; }
+  counted(const counted& o) : v(o.v) { ++live; }
+  counted(counted&& o) noexcept : v(o.v) { ++live; }
+  counted& operator=(const counted&) = default;
+  ~counted() { --live; }
+  UPCXX_SERIALIZED_FIELDS(v)
+};
+struct refilled {
+  std::string name = "unset";
+  counted c;
+  std::string tags[3] = {"a", "b", "c"};
+  upcxx::optional<std::vector<int>> extra;
+  struct upcxx_serialization {
+    template <class Writer>
+    static void serialize(Writer& w, const refilled& x) {
+      w.write(x.name);
+      w.write(x.c);
+      w.write_sequence(x.tags, x.tags + 3);
+      w.write(*x.extra);
+    }
+    template <class Reader, class Storage>
+    static refilled* deserialize(Reader& r, Storage storage) {
+      refilled* x = storage.construct();
+      std::string& name = r.template read_overwrite<std::string>(x->name);
+      if (&name != &x->name) throw std::logic_error("read_overwrite returned another object");
+      r.template read_overwrite<counted>(x->c);
+      if (r.template read_sequence_overwrite<std::string>(x->tags, 3) != x->tags)
+        throw std::logic_error("read_sequence_overwrite returned another address");
+      r.template read_into<std::vector<int>>(x->extra);
+      return x;
+    }
+  };
+};
+TEST(Upcxx, ReaderOverwriteOptionalAndReferences) {
+  const int me = upcxx::rank_me();
+  const int base = counted::live;
+  {
+    refilled out;
+    out.name = "from " + std::to_string(me);
+    out.c = counted(me + 7);
+    out.tags[0] = "x" + std::to_string(me);
+    out.tags[2] = std::string(40, 'z');  // beyond the short-string buffer
+    out.extra = std::vector<int>{me, me + 1};
+    const std::string back = upcxx::rpc(
+                                 right(),
+                                 [](const refilled& x) {
+                                   return x.name + "|" + std::to_string(x.c.v) + "|" + x.tags[0] + x.tags[1] +
+                                          std::to_string(x.tags[2].size()) + "|" +
+                                          std::to_string(x.extra ? x.extra->at(1) : -1);
+                                 },
+                                 out)
+                                 .wait();
+    EXPECT_EQ(back, "from " + std::to_string(me) + "|" + std::to_string(me + 7) + "|x" + std::to_string(me) + "b40|" +
+                        std::to_string(me + 1));
+  }
+  upcxx::barrier();  // every receiver has run and dropped its copy
+  EXPECT_EQ(counted::live, base);
+
+  // A received view's iterator: into an optional, and over a live string.
+  std::vector<std::string> words = {"alpha", std::string(50, 'w'), "gamma"};
+  const std::string joined = upcxx::rpc(
+                                 right(),
+                                 [](upcxx::view<std::string> v) {
+                                   auto it = v.begin();
+                                   upcxx::optional<std::string> o = std::string("old");
+                                   std::string& first = it.deserialize_into(o);
+                                   std::string second = "was here";
+                                   std::string& s = (it + 1).deserialize_overwrite(second);
+                                   return first + "," + std::to_string(s.size()) + "," + second.substr(0, 2) + "," +
+                                          std::to_string(&s == &second);
+                                 },
+                                 upcxx::make_view(words))
+                                 .wait();
+  EXPECT_EQ(joined, "alpha,50,ww,1");
+
+  // References travel as their objects, never as addresses.
+  static_assert(std::is_same_v<upcxx::deserialized_type_t<std::reference_wrapper<const std::string>>, std::string>);
+  static_assert(std::is_same_v<upcxx::deserialized_type_t<std::vector<std::reference_wrapper<int>>>, std::vector<int>>);
+  std::string text = "held by " + std::to_string(me);
+  int a = me, b = 2 * me;
+  std::vector<std::reference_wrapper<int>> refs{std::ref(a), std::ref(b)};
+  const std::string got = upcxx::rpc(
+                              right(),
+                              [](const std::string& s, const std::vector<int>& v) {
+                                return s + ":" + std::to_string(v.at(0)) + "," + std::to_string(v.at(1));
+                              },
+                              std::cref(text), refs)
+                              .wait();
+  EXPECT_EQ(got, "held by " + std::to_string(me) + ":" + std::to_string(me) + "," + std::to_string(2 * me));
+  upcxx::barrier();
 }
 
 int upcxx_component_read(upcxx::global_ptr<int> p);

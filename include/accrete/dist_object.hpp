@@ -107,11 +107,20 @@ class dist_id {
         "dist_id::when_here");
     return f;
   }
-  /// Ids compare by the object they name.
+  /// Ids compare by the object they name, in an order that is the same on
+  /// every process (so ids can key a std::map or, hashed, an unordered one).
+  ///@{
   friend bool operator==(const dist_id&, const dist_id&) = default;
+  friend auto operator<=>(const dist_id&, const dist_id&) = default;
+  ///@}
+  /// Writes the id as `dist_id(team:object)`, both in hexadecimal.
+  friend std::ostream& operator<<(std::ostream& os, const dist_id& id) {
+    return detail::print_id(os, "dist_id", {id.key_.team, id.key_.object});
+  }
 
  private:
   friend class dist_object<T>;
+  friend struct std::hash<dist_id<T>>;
   explicit dist_id(const detail::dist_key& k) noexcept : key_(k) {}
   detail::dist_key key_;
 };
@@ -270,3 +279,11 @@ struct serialization<dist_object<T>> {
 };
 
 }  // namespace accrete
+
+/// Hashes a dist_id (UPC++'s dist_id is hashable).
+template <class T>
+struct std::hash<accrete::dist_id<T>> {
+  std::size_t operator()(const accrete::dist_id<T>& id) const noexcept {
+    return std::hash<std::uint64_t>{}(id.key_.team * 0x9e3779b97f4a7c15ull ^ id.key_.object);
+  }
+};

@@ -6,7 +6,8 @@
 //  1. a specialisation of accrete::serialization<T> (the user extension
 //     point, also used by accrete for std::string, std::vector, std::array,
 //     std::pair, std::tuple, std::list, std::deque, the std sets and maps,
-//     std::optional, view<T> and dist_object<T>), or a class's own
+//     std::optional, std::reference_wrapper (its referent), view<T> and
+//     dist_object<T>), or a class's own
 //     ACCRETE_SERIALIZED_FIELDS / ACCRETE_SERIALIZED_VALUES /
 //     ACCRETE_SERIALIZED_DELETE (defined below);
 //  2. trivially copyable T: its object representation, byte for byte;
@@ -36,9 +37,11 @@
 #include <concepts>
 #include <deque>
 #include <forward_list>
+#include <functional>
 #include <iterator>
 #include <list>
 #include <map>
+#include <memory>
 #include <new>
 #include <optional>
 #include <set>
@@ -233,6 +236,39 @@ class reader {
     D* first = static_cast<D*>(storage);
     for (std::size_t i = 0; i < n; ++i) ::new (static_cast<void*>(first + i)) D(read<T>());
     return first;
+  }
+  /// Reads one value written as T into an optional, replacing any value it
+  /// held, and returns it: UPC++'s read_into(upcxx::optional&).
+  template <class T>
+  deserialized_type_t<T>& read_into(std::optional<deserialized_type_t<T>>& storage) {
+    return storage.emplace(read<T>());
+  }
+  /// Reads one value written as T over the live object `obj` (destroyed
+  /// first) and returns it: UPC++'s read_overwrite. A movable type is read
+  /// before `obj` is destroyed, so a malformed buffer leaves `obj` intact;
+  /// a type without a move constructor is constructed in place after the
+  /// destruction, as UPC++ does. T may be a C array.
+  template <class T>
+  deserialized_type_t<T>& read_overwrite(deserialized_type_t<T>& obj) {
+    using D = deserialized_type_t<T>;
+    if constexpr (std::is_array_v<T>) {
+      for (std::size_t i = 0; i < std::extent_v<T>; ++i) read_overwrite<std::remove_extent_t<T>>(obj[i]);
+    } else if constexpr (std::is_move_constructible_v<D>) {
+      D fresh = read<T>();
+      std::destroy_at(std::addressof(obj));
+      ::new (static_cast<void*>(std::addressof(obj))) D(std::move(fresh));
+    } else {
+      std::destroy_at(std::addressof(obj));
+      ::new (static_cast<void*>(std::addressof(obj))) D(read<T>());
+    }
+    return obj;
+  }
+  /// read_overwrite for the n live objects at `objs`, in order; returns
+  /// `objs`: UPC++'s read_sequence_overwrite.
+  template <class T>
+  deserialized_type_t<T>* read_sequence_overwrite(deserialized_type_t<T>* objs, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) read_overwrite<T>(objs[i]);
+    return objs;
   }
   /// Reads and drops one value written as T, or n of them.
   ///@{
@@ -590,6 +626,21 @@ struct serialization<std::optional<T>> {
     if (!r.read<bool>()) return std::nullopt;
     return deserialized_type(r.read<T>());
   }
+  ///@}
+};
+
+/// Rule for std::reference_wrapper<T>: the object it refers to, read back
+/// as a value (deserialized_type_t<T>), as UPC++ serializes references.
+/// Without it the wrapper, being trivially copyable, would travel as an
+/// address that means nothing to the receiver.
+template <class T>
+struct serialization<std::reference_wrapper<T>> {
+  /// The rule's protocol (see serialization<T> in the header comment).
+  ///@{
+  static constexpr bool enabled = is_serializable_v<std::remove_cv_t<T>>;
+  using deserialized_type = deserialized_type_t<T>;
+  static void serialize(writer& w, const std::reference_wrapper<T>& r) { w.write(r.get()); }
+  static deserialized_type deserialize(reader& r) { return r.read<std::remove_cv_t<T>>(); }
   ///@}
 };
 

@@ -1,7 +1,11 @@
 #pragma once
 /// \file
 // Teams: ordered sets of processes with their own MPI communicator.
+#include <compare>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <ostream>
 #include <vector>
 
 #include <mpi.h>
@@ -19,6 +23,22 @@ class team;
 /// user-level progress.
 enum class entry_barrier { none, internal, user };
 
+namespace detail {
+/// How team_id and dist_id print: `kind(a:b:...)`, the parts in hexadecimal
+/// (the stream's own format flags are left as they were).
+inline std::ostream& print_id(std::ostream& os, const char* kind, std::initializer_list<std::uint64_t> parts) {
+  std::ios_base::fmtflags flags = os.flags();
+  os << kind << '(' << std::hex;
+  const char* sep = "";
+  for (std::uint64_t p : parts) {
+    os << sep << p;
+    sep = ":";
+  }
+  os.flags(flags);
+  return os << ')';
+}
+}  // namespace detail
+
 /// A team's name, the same on every member and trivially copyable, so it
 /// can travel in an RPC (UPC++'s team_id). here() finds the caller's team
 /// of that name.
@@ -34,11 +54,20 @@ class team_id {
   /// caller creates it (split or create). It stays unready if the caller
   /// never does (not a member). Throws accrete::error for the null id.
   future<team&> when_here() const;
-  /// Ids compare by the team they name.
+  /// Ids compare by the team they name, in an order that is the same on
+  /// every process (so ids can key a std::map or, hashed, an unordered one).
+  ///@{
   friend bool operator==(const team_id&, const team_id&) = default;
+  friend auto operator<=>(const team_id&, const team_id&) = default;
+  ///@}
+  /// Writes the id as `team_id(key)`, the key in hexadecimal.
+  friend std::ostream& operator<<(std::ostream& os, const team_id& id) {
+    return detail::print_id(os, "team_id", {id.key_});
+  }
 
  private:
   friend class team;
+  friend struct std::hash<team_id>;
   explicit team_id(std::uint64_t key) noexcept : key_(key) {}
   std::uint64_t key_ = 0;
 };
@@ -140,3 +169,9 @@ team& world();
 team& local_team();
 
 }  // namespace accrete
+
+/// Hashes a team_id (UPC++'s team_id is hashable).
+template <>
+struct std::hash<accrete::team_id> {
+  std::size_t operator()(const accrete::team_id& id) const noexcept { return std::hash<std::uint64_t>{}(id.key_); }
+};

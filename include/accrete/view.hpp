@@ -26,6 +26,7 @@
 #include <iterator>
 #include <memory>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -84,6 +85,20 @@ class element_iterator {
       return ::new (storage) D(std::move(*const_cast<D*>(p_)));
     else
       return ::new (storage) D(*p_);
+  }
+  /// The same into an optional (replacing any value it held), returning
+  /// the element there.
+  D& deserialize_into(std::optional<D>& storage) const {
+    if constexpr (std::is_move_constructible_v<D>)
+      return storage.emplace(std::move(*const_cast<D*>(p_)));
+    else
+      return storage.emplace(*p_);
+  }
+  /// The same over the live object `obj`, which is destroyed first;
+  /// returns it (UPC++'s deserialize_overwrite).
+  D& deserialize_overwrite(D& obj) const {
+    std::destroy_at(std::addressof(obj));
+    return *deserialize_into(static_cast<void*>(std::addressof(obj)));
   }
   /// The element's address.
   const D* base() const noexcept { return p_; }

@@ -1111,6 +1111,15 @@ using accrete::view;
 /// const T* for a trivially serializable T, else an iterator over the
 /// elements read back, with deserialize_into(storage).
 using accrete::deserializing_iterator;
+/// upcxx::optional (UPC++ 2022.9: "the interface of std::optional") is
+/// std::optional itself, with its helpers, so the two never clash under
+/// `using namespace std;`. Reader::read_into and
+/// deserializing_iterator::deserialize_into take one as storage.
+using std::bad_optional_access;
+using std::make_optional;
+using std::nullopt;
+using std::nullopt_t;
+using std::optional;
 
 /// rpc with completion requests (spec: Remote Procedure Call): operation
 /// completion is the arrival of f's result (operation_cx::as_future gives
@@ -1161,8 +1170,10 @@ auto rpc_ff(const accrete::team& t, intrank_t recipient, Cxs&& cxs, F&& f, Args&
 ///   };
 ///
 /// Writer has write(x) and write_sequence(begin, end[, n]); Reader has
-/// read<U>(), read_into<U>(storage), read_sequence_into<U>(storage, n),
-/// skip<U>() and skip_sequence<U>(n) (accrete::writer and accrete::reader).
+/// read<U>(), read_into<U>(storage) (raw storage, or an optional),
+/// read_sequence_into<U>(storage, n), read_overwrite<U>(obj),
+/// read_sequence_overwrite<U>(objs, n), skip<U>() and skip_sequence<U>(n)
+/// (accrete::writer and accrete::reader).
 /// deserialize constructs the object with `storage.construct(args...)`,
 /// which returns it (UPC++ 2022.9's form). The earlier form,
 /// `template <class Reader> static T* deserialize(Reader& r, void* storage)`
@@ -1718,12 +1729,26 @@ T os_env(const std::string& name, const T& otherwise, std::size_t mem_size_multi
 }
 ///@}
 
-/// broadcast of a serializable (non-trivial) value, under the name UPC++
-/// releases before 2020.10 gave it: broadcast itself takes such values.
-template <class T>
-future<T> broadcast_nontrivial(T value, intrank_t root, const team& t = world()) {
-  return accrete::broadcast(std::move(value), root, t);
+/// broadcast_nontrivial, reduce_one_nontrivial and reduce_all_nontrivial:
+/// the names UPC++ releases before 2020.10 gave the broadcast and
+/// reductions of serializable values that are not trivially serializable
+/// (in upcxx::, later in upcxx::experimental::). broadcast, reduce_one and
+/// reduce_all take such values themselves; these forward to them, with or
+/// without completion requests.
+///@{
+template <class... Args>
+auto broadcast_nontrivial(Args&&... args) -> decltype(upcxx::broadcast(std::forward<Args>(args)...)) {
+  return upcxx::broadcast(std::forward<Args>(args)...);
 }
+template <class... Args>
+auto reduce_one_nontrivial(Args&&... args) -> decltype(upcxx::reduce_one(std::forward<Args>(args)...)) {
+  return upcxx::reduce_one(std::forward<Args>(args)...);
+}
+template <class... Args>
+auto reduce_all_nontrivial(Args&&... args) -> decltype(upcxx::reduce_all(std::forward<Args>(args)...)) {
+  return upcxx::reduce_all(std::forward<Args>(args)...);
+}
+///@}
 
 /// Names other UPC++ releases keep here (os_env and say after 2020.10; the
 /// general reduction operators and broadcast_nontrivial before it; the
@@ -1741,7 +1766,9 @@ using upcxx::op_min;
 using upcxx::op_mul;
 using upcxx::os_env;
 using upcxx::reduce_all;
+using upcxx::reduce_all_nontrivial;
 using upcxx::reduce_one;
+using upcxx::reduce_one_nontrivial;
 using upcxx::say;
 }  // namespace experimental
 

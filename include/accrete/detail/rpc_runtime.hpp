@@ -69,6 +69,7 @@ struct dist_key {
   std::uint64_t team = 0;
   std::uint64_t object = 0;
   friend bool operator==(const dist_key&, const dist_key&) = default;
+  friend auto operator<=>(const dist_key&, const dist_key&) = default;
 };
 
 /// Collective over `t` (one non-blocking allreduce the first time a team
