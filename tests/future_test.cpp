@@ -157,6 +157,32 @@ TEST(FutureReady, ReferenceResults) {
   EXPECT_EQ(&std::get<0>(qf.result()), &x);
 }
 
+// result_reference and wait_reference are shaped as result(): the default
+// index gives every value (by const reference, never copied), an index one.
+TEST(FutureReady, ReferencesShapedAsResult) {
+  int x = 1;
+  future<int, std::string> two = make_future(7, std::string(40, 's'));
+  static_assert(std::is_same_v<decltype(two.result_reference()), std::tuple<const int&, const std::string&>>);
+  static_assert(std::is_same_v<decltype(two.result_reference<1>()), const std::string&>);
+  auto refs = two.result_reference();
+  EXPECT_EQ(std::get<0>(refs), 7);
+  EXPECT_EQ(&std::get<1>(refs), &two.result_reference<1>());  // the state's own string
+  EXPECT_EQ(&std::get<1>(two.wait_reference()), &two.wait_reference<1>());
+  future<std::string> one = make_future(std::string(40, 'o'));
+  static_assert(std::is_same_v<decltype(one.result_reference()), const std::string&>);
+  EXPECT_EQ(&one.result_reference(), &one.wait_reference());
+  EXPECT_EQ(one.result_reference().size(), 40u);
+  future<int&, double> mixed = make_future<int&, double>(x, 0.25);
+  static_assert(std::is_same_v<decltype(mixed.result_reference()), std::tuple<int&, const double&>>);
+  EXPECT_EQ(&std::get<0>(mixed.result_reference()), &x);
+  EXPECT_EQ(std::get<1>(mixed.wait_reference()), 0.25);
+  future<> none = make_future();
+  static_assert(std::is_void_v<decltype(none.result_reference())>);
+  none.wait_reference();
+  promise<int> pending;
+  EXPECT_THROW(pending.get_future().result_reference(), std::logic_error);
+}
+
 TEST(FutureReady, DefaultNonEmptyIsEmptyHandle) {
   future<int> f;
   EXPECT_FALSE(f.ready());

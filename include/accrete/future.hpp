@@ -249,24 +249,29 @@ class future {
   /// All values as a tuple, as result_tuple() (the UPC++ v1.0 name).
   results_type results() const { return result_tuple(); }
 
-  /// A const reference to the I-th value of a ready future (no copy; valid
-  /// while a handle to this state lives). Throws std::logic_error if not ready.
-  template <int I = 0>
-  requires(!is_empty) const std::tuple_element_t<std::size_t(I), results_type>& result_reference() const {
+  /// The values of a ready future by const reference (no copy; valid while
+  /// a handle to this state lives), shaped as result(): with I >= 0 the
+  /// I-th value; with the default I = -1 nothing for future<>, the value
+  /// for future<T>, std::tuple<const T&...> otherwise (UPC++'s
+  /// result_reference). A value of reference type U& comes back as U&.
+  /// Throws std::logic_error if not ready.
+  template <int I = -1>
+  decltype(auto) result_reference() const {
     check_ready("accrete::future::result_reference: future is not ready");
-    return std::get<I>(s_->value());
+    return reference_at<I>();
   }
 
-  /// wait(), then the values as a tuple or a const reference to the I-th one.
+  /// wait(), then the values as a tuple, or by reference as
+  /// result_reference<I>() gives them.
   ///@{
   results_type wait_tuple() const {
     wait_ready();
     return result_tuple();
   }
-  template <int I = 0>
-  requires(!is_empty) const std::tuple_element_t<std::size_t(I), results_type>& wait_reference() const {
+  template <int I = -1>
+  decltype(auto) wait_reference() const {
     wait_ready();
-    return std::get<I>(s_->value());
+    return reference_at<I>();
   }
   ///@}
 
@@ -327,6 +332,21 @@ class future {
     while (!ready()) {
       accrete::progress();
       if (!ready()) detail::idle_backoff(spins);
+    }
+  }
+  // What result_reference<I>() returns: const references into the state
+  // (a U& value stays U&: const applies to the reference, not the object).
+  template <int I>
+  decltype(auto) reference_at() const {
+    if constexpr (I >= 0) {
+      static_assert(I < static_cast<int>(sizeof...(T)), "result index out of range");
+      return static_cast<const std::tuple_element_t<std::size_t(I), results_type>&>(std::get<I>(s_->value()));
+    } else if constexpr (is_empty) {
+      return;
+    } else if constexpr (sizeof...(T) == 1) {
+      return static_cast<const std::tuple_element_t<0, results_type>&>(std::get<0>(s_->value()));
+    } else {
+      return std::apply([](T&... v) { return std::tuple<const T&...>(v...); }, s_->value());
     }
   }
   template <int I>
