@@ -29,7 +29,7 @@ target_link_libraries(env_values_test PRIVATE accrete::accrete)
 set(_env_cases
   "ACCRETE_SEGMENT_SIZE=1e30" "ACCRETE_SEGMENT_SIZE=inf" "ACCRETE_SEGMENT_SIZE=0" "ACCRETE_SEGMENT_SIZE=10Mxyz"
   "ACCRETE_NODE_SIZE=abc" "ACCRETE_NODE_SIZE=-1" "ACCRETE_AM_RING_BYTES=9223372036854775808"
-  "ACCRETE_VERBOSE=yes" "ACCRETE_PROGRESS_THREAD=2"
+  "ACCRETE_VERBOSE=yes" "ACCRETE_PROGRESS_THREAD=2" "ACCRETE_BACKTRACE=yes"
   # One grammar for every variable (docs/semantics.md): no blanks, no '+',
   # no exponent or hex, nothing that rounds to 0, no segment the node
   # cannot hold (it failed inside the MPI's shared-memory setup).
@@ -54,7 +54,7 @@ set_tests_properties(env_values_test.commit_timeout PROPERTIES TIMEOUT 60
 add_test(NAME env_values_test.empty_means_unset COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
          ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:env_values_test> accept)
 set_tests_properties(env_values_test.empty_means_unset PROPERTIES TIMEOUT 60 ENVIRONMENT
-  "${ACCRETE_MPI_ENV};ACCRETE_NODE_SIZE=;ACCRETE_SEGMENT_SIZE=;ACCRETE_COMMIT_TIMEOUT=;ACCRETE_COLLECTIVE_TIMEOUT=;ACCRETE_VERBOSE=;ACCRETE_NONCONTIG=;ACCRETE_SIMD=")
+  "${ACCRETE_MPI_ENV};ACCRETE_NODE_SIZE=;ACCRETE_SEGMENT_SIZE=;ACCRETE_COMMIT_TIMEOUT=;ACCRETE_COLLECTIVE_TIMEOUT=;ACCRETE_VERBOSE=;ACCRETE_NONCONTIG=;ACCRETE_SIMD=;ACCRETE_BACKTRACE=")
 add_test(NAME env_values_test.valid_values COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
          ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:env_values_test> accept)
 set_tests_properties(env_values_test.valid_values PROPERTIES TIMEOUT 60 ENVIRONMENT

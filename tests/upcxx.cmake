@@ -24,11 +24,23 @@ target_link_libraries(upcxx_assert_failure PRIVATE accrete::upcxx)
 add_test(NAME upcxx_assert_failure
   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:upcxx_assert_failure>)
 set_tests_properties(upcxx_assert_failure PROPERTIES ENVIRONMENT "${ACCRETE_MPI_ENV}" TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "UPCXX_ASSERT failed on rank 0: parts == 4 \\([^)]*upcxx_assert_failure.cpp:12\\): parts = 3")
+  PASS_REGULAR_EXPRESSION "UPCXX_ASSERT failed on rank 0: parts == 4 \\([^)]*upcxx_assert_failure.cpp:17\\): parts = 3")
 add_test(NAME upcxx_fatal_error
   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:upcxx_assert_failure> fatal)
 set_tests_properties(upcxx_fatal_error PROPERTIES ENVIRONMENT "${ACCRETE_MPI_ENV}" TIMEOUT 60
   PASS_REGULAR_EXPRESSION "UPC\\+\\+ fatal error on rank 0: parts = 3")
+# ACCRETE_BACKTRACE=1 (upcxx-run -backtrace): a crash or a failed assertion
+# prints the rank, the signal and the call stack, whose frames name the
+# program; without it, nothing of that (the test above).
+add_test(NAME upcxx_backtrace_segv
+  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:upcxx_assert_failure> segv)
+set_tests_properties(upcxx_backtrace_segv PROPERTIES ENVIRONMENT "${ACCRETE_MPI_ENV};ACCRETE_BACKTRACE=1" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "accrete: rank 0 \\(pid [0-9]+\\) received SIGSEGV, segmentation fault; backtrace:\n[^\n]*upcxx_assert_failure")
+add_test(NAME upcxx_backtrace_assert
+  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:upcxx_assert_failure>)
+set_tests_properties(upcxx_backtrace_assert PROPERTIES ENVIRONMENT "${ACCRETE_MPI_ENV};ACCRETE_BACKTRACE=1" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "UPCXX_ASSERT failed on rank 0: [^\n]*\n(.*\n)?accrete: rank 0 \\(pid [0-9]+\\) received SIGABRT, abort; backtrace:\n[^\n]*upcxx_assert_failure")
+set_tests_properties(upcxx_assert_failure upcxx_fatal_error PROPERTIES FAIL_REGULAR_EXPRESSION "received SIGABRT, abort; backtrace")
 
 # finalize() runs the RPCs that reach a process already in it (UPC++'s
 # finalize begins with a barrier that makes user-level progress).

@@ -141,3 +141,19 @@ if(rc EQUAL 0 OR NOT err MATCHES "-shared-heap takes a size like 512M or 2GB, no
   message(FATAL_ERROR "upcxx-run -shared-heap 50% should fail naming the value, got rc=${rc}:\n${err}")
 endif()
 message(STATUS "upcxx-run -shared-heap 50% refused: ok")
+# UPC++'s placement options in the launcher's words: run on one node of
+# this host, with backtraces asked for; then the command for 2 hosts.
+expect_2_ok("run it with upcxx-run -N 1 -localhost -backtrace" ${bin}/upcxx-run -n 2 -N 1 -localhost -backtrace
+            ${WORK_DIR}/upcxx-tools/hello)
+execute_process(COMMAND ${bin}/upcxx-run -n 4 -N 2 -ssh-servers h1,h2 -backtrace -show ${WORK_DIR}/upcxx-tools/hello
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(MPI_FLAVOR STREQUAL "openmpi")
+  set(_placed "--map-by ppr:2:node --host h1:2[\\]?,h2:2 ")
+else()
+  set(_placed "-ppn 2 -hosts h1[\\]?,h2 ")
+endif()
+if(rc OR NOT out MATCHES "^ACCRETE_BACKTRACE=1 " OR NOT out MATCHES "${_placed}")
+  message(FATAL_ERROR "upcxx-run -N 2 -ssh-servers h1,h2 -backtrace -show: expected '${_placed}' and "
+                      "ACCRETE_BACKTRACE=1, got rc=${rc}:\n${out}${err}")
+endif()
+message(STATUS "upcxx-run -N 2 -ssh-servers h1,h2 -backtrace in ${MPI_FLAVOR}'s words: ok")

@@ -20,6 +20,7 @@
 #include "assembly/simd.hpp"
 #include "backend/mpi/state.hpp"
 #include "backend/mpi/type_cache.hpp"
+#include "util/crash_backtrace.hpp"
 
 namespace accrete::detail {
 
@@ -193,6 +194,7 @@ void backend_init(const init_options& opts) {
     }
     st.seg_bytes = round_up(std::max<std::size_t>(seg, 64), 64);
     st.verbose = opts.verbose.value_or(env_int("ACCRETE_VERBOSE", 0, INT32_MAX).value_or(0) != 0);
+    if (env_int("ACCRETE_BACKTRACE", 0, 1).value_or(0) != 0) crash_backtrace_install(st.rank);
     // The variables read later are checked here too, so that a bad value
     // fails at init, naming it, whenever it would first be used.
     (void)env_bytes("ACCRETE_AM_RING_BYTES", 0, std::size_t{1} << 30);
@@ -202,6 +204,7 @@ void backend_init(const init_options& opts) {
     (void)simd_isa_from_env();
     check_segment_fits(seg_source, opts.segment_size.has_value());
   } catch (...) {
+    crash_backtrace_uninstall();
     for (MPI_Comm* c : {&st.node, &st.am, &st.world, &st.exit_comm})
       if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
     if (st.owns_mpi) MPI_Finalize();
@@ -331,6 +334,7 @@ void backend_finalize() {
   st.inbox.clear();
   st.to_self.clear();
   threads_finalize();
+  crash_backtrace_uninstall();
   if (st.owns_mpi) MPI_Finalize();
 }
 
