@@ -1182,6 +1182,9 @@ TEST(Upcxx, InactiveObjectsAndMoves) {
   // Device kinds: placeholders only; opening a device says why it cannot.
   upcxx::cuda_device none(upcxx::cuda_device::invalid_device_id);
   EXPECT_FALSE(none.is_active());
+  EXPECT_EQ(upcxx::cuda_device::device_n(), 0);
+  EXPECT_EQ(upcxx::hip_device::device_n(), 0);
+  EXPECT_EQ(upcxx::ze_device::device_n(), 0);
   try {
     upcxx::cuda_device gpu(0);
     ADD_FAILURE() << "a cuda_device opened";

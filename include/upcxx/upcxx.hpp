@@ -211,6 +211,10 @@ struct device_kind {
   bool is_active() const noexcept { return false; }
   void destroy(accrete::entry_barrier = accrete::entry_barrier::user) noexcept {}
   int device_id() const noexcept { return invalid_device_id; }
+  /// How many devices of this kind the process can open (UPC++ 2022.3):
+  /// none here, so a program that sizes its device work by it runs on
+  /// host memory alone.
+  static int device_n() noexcept { return 0; }
 };
 }  // namespace detail
 
