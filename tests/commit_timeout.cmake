@@ -35,7 +35,8 @@ set(_env_cases
   # cannot hold (it failed inside the MPI's shared-memory setup).
   "ACCRETE_NODE_SIZE= 1" "ACCRETE_NODE_SIZE=+1" "ACCRETE_NODE_SIZE=1 " "ACCRETE_SEGMENT_SIZE=1T"
   "ACCRETE_COMMIT_TIMEOUT=1e-400" "ACCRETE_COMMIT_TIMEOUT=0x1p3" "ACCRETE_COMMIT_TIMEOUT=inf"
-  "ACCRETE_COLLECTIVE_TIMEOUT=2s" "ACCRETE_COLLECTIVE_TIMEOUT=-1" "ACCRETE_NONCONTIG=Auto" "ACCRETE_SIMD=avx512")
+  "ACCRETE_COLLECTIVE_TIMEOUT=2s" "ACCRETE_COLLECTIVE_TIMEOUT=-1" "ACCRETE_NONCONTIG=Auto" "ACCRETE_SIMD=avx512"
+  "ACCRETE_SEGMENT_SIZE=0%" "ACCRETE_SEGMENT_SIZE=101%" "ACCRETE_SEGMENT_SIZE=2.5%" "ACCRETE_SEGMENT_SIZE=%")
 set(_i 0)
 foreach(c ${_env_cases})
   string(REGEX REPLACE "=.*" "" var "${c}")
@@ -59,6 +60,12 @@ add_test(NAME env_values_test.valid_values COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEX
          ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:env_values_test> accept)
 set_tests_properties(env_values_test.valid_values PROPERTIES TIMEOUT 60 ENVIRONMENT
   "${ACCRETE_MPI_ENV};ACCRETE_NODE_SIZE=1;ACCRETE_SEGMENT_SIZE=64M;ACCRETE_COMMIT_TIMEOUT=120.5;ACCRETE_COLLECTIVE_TIMEOUT=30.25;ACCRETE_SIMD=baseline")
+# A share of the node's memory (upcxx-run -shared-heap P%), divided among
+# the node's processes; the program computes the expected size itself.
+add_test(NAME env_values_test.segment_share COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3
+         ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:env_values_test> share)
+set_tests_properties(env_values_test.segment_share PROPERTIES TIMEOUT 60 ENVIRONMENT
+  "${ACCRETE_MPI_ENV};ACCRETE_SEGMENT_SIZE=2%;ACCRETE_NODE_SIZE=1")
 add_test(NAME matrix_after_finalize COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${ACCRETE_MPIEXEC_PREFLAGS}
          $<TARGET_FILE:env_values_test> after_finalize)
 set_tests_properties(matrix_after_finalize PROPERTIES TIMEOUT 60 ENVIRONMENT "${ACCRETE_MPI_ENV}")

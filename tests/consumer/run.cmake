@@ -135,12 +135,15 @@ expect_2_ok("run the upcxx-meta consumer" ${bin}/upcxx-run -np 2 ${WORK_DIR}/upc
 step("make the upcxx-meta consumer with c++ and PPFLAGS/LIBFLAGS alone" make -C ${WORK_DIR}/upcxx-meta
      -f ${SOURCE_DIR}/upcxx-meta/Makefile.plain SRC=${SOURCE_DIR} META=${bin}/upcxx-meta)
 expect_2_ok("run the plain upcxx-meta consumer" ${bin}/upcxx-run -np 2 ${WORK_DIR}/upcxx-meta/upcxx_meta_plain)
-execute_process(COMMAND ${bin}/upcxx-run -n 2 -shared-heap 50% ${WORK_DIR}/upcxx-tools/hello
+# A share of each node's memory, as UPC++'s launcher takes it; beyond 100%
+# it is refused, naming the value.
+expect_2_ok("run it with upcxx-run -shared-heap 2%" ${bin}/upcxx-run -n 2 -shared-heap 2% ${WORK_DIR}/upcxx-tools/hello)
+execute_process(COMMAND ${bin}/upcxx-run -n 2 -shared-heap 150% ${WORK_DIR}/upcxx-tools/hello
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(rc EQUAL 0 OR NOT err MATCHES "-shared-heap takes a size like 512M or 2GB, not '50%'")
-  message(FATAL_ERROR "upcxx-run -shared-heap 50% should fail naming the value, got rc=${rc}:\n${err}")
+if(rc EQUAL 0 OR NOT err MATCHES "or a share of the node's memory from 1% to 100%, not '150%'")
+  message(FATAL_ERROR "upcxx-run -shared-heap 150% should fail naming the value, got rc=${rc}:\n${err}")
 endif()
-message(STATUS "upcxx-run -shared-heap 50% refused: ok")
+message(STATUS "upcxx-run -shared-heap 150% refused: ok")
 # UPC++'s placement options in the launcher's words: run on one node of
 # this host, with backtraces asked for; then the command for 2 hosts.
 expect_2_ok("run it with upcxx-run -N 1 -localhost -backtrace" ${bin}/upcxx-run -n 2 -N 1 -localhost -backtrace

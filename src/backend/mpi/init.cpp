@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -32,37 +33,75 @@ std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a;
 }  // namespace
 
 namespace {
-// Every segment of the real node lives in its shared memory (/dev/shm for
-// both MPIs) and in its RAM. A segment that cannot fit fails here, naming
-// where its size came from, instead of inside the MPI's shared-memory setup
-// (an abort there, or a hang). Collective: every process learns whether any
-// node failed.
-void check_segment_fits(const std::string& source, bool from_option) {
+// The real node (MPI_COMM_TYPE_SHARED, whatever ACCRETE_NODE_SIZE
+// pretends): its processes, and the shared memory their segments share,
+// which is its RAM, or /dev/shm where that is smaller (both MPIs map the
+// segments there).
+int processes_on_real_node() {
   MPI_Comm real_node;
   ACCRETE_MPI(MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node));
   int on_node = 1;
   MPI_Comm_size(real_node, &on_node);
   MPI_Comm_free(&real_node);
-  const unsigned __int128 need = (unsigned __int128)st.seg_bytes * unsigned(on_node);
-  unsigned __int128 have = (unsigned __int128)sysconf(_SC_PHYS_PAGES) * std::uint64_t(sysconf(_SC_PAGE_SIZE));
-  std::string where = "memory";
+  return on_node;
+}
+struct node_memory {
+  unsigned __int128 bytes;
+  std::string where;
+};
+node_memory shared_memory_of_node() {
+  node_memory m{(unsigned __int128)sysconf(_SC_PHYS_PAGES) * std::uint64_t(sysconf(_SC_PAGE_SIZE)), "memory"};
   struct statvfs fs {};
   if (statvfs("/dev/shm", &fs) == 0 && fs.f_blocks > 0) {
     const unsigned __int128 shm = (unsigned __int128)fs.f_blocks * fs.f_frsize;
-    if (shm < have) have = shm, where = "/dev/shm";
+    if (shm < m.bytes) m = {shm, "/dev/shm"};
   }
-  int bad_here = need > have ? 1 : 0, bad_anywhere = 0;
+  return m;
+}
+std::string gib(unsigned __int128 b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", double(b) / double(std::uint64_t(1) << 30));
+  return buf;
+}
+
+// ACCRETE_SEGMENT_SIZE=P% (upcxx-run -shared-heap P%): P percent of the
+// node's shared memory, divided evenly among the processes on the node.
+// Sets `source` to say so; nullopt unless the value ends in '%'.
+std::optional<std::size_t> segment_share_from_env(std::string& source) {
+  const auto e = env_word("ACCRETE_SEGMENT_SIZE");
+  if (!e || !e->ends_with('%')) return std::nullopt;
+  const std::string digits = e->substr(0, e->size() - 1);
+  const bool ok = !digits.empty() && digits.size() <= 3 &&
+                  digits.find_first_not_of("0123456789") == std::string::npos && std::stoi(digits) >= 1 &&
+                  std::stoi(digits) <= 100;
+  if (!ok)
+    throw error("accrete::init: ACCRETE_SEGMENT_SIZE='" + *e +
+                "': a share of the node's memory is a whole percentage from 1% to 100%");
+  const node_memory m = shared_memory_of_node();
+  const int on_node = processes_on_real_node();
+  const unsigned __int128 share = m.bytes * unsigned(std::stoi(digits)) / 100 / unsigned(on_node);
+  source = "ACCRETE_SEGMENT_SIZE=" + *e + " (of " + gib(m.bytes) + " of " + m.where + ", shared by " +
+           std::to_string(on_node) + " processes on this node)";
+  if (share < 64) throw error("accrete::init: " + source + " leaves each process less than 64 bytes");
+  return std::size_t(std::min<unsigned __int128>(share, std::size_t{1} << 46));
+}
+
+// Every segment of the real node lives in its shared memory. A segment
+// that cannot fit fails here, naming where its size came from, instead of
+// inside the MPI's shared-memory setup (an abort there, or a hang).
+// Collective: every process learns whether any node failed.
+void check_segment_fits(const std::string& source, bool from_option) {
+  const int on_node = processes_on_real_node();
+  const unsigned __int128 need = (unsigned __int128)st.seg_bytes * unsigned(on_node);
+  const node_memory have = shared_memory_of_node();
+  int bad_here = need > have.bytes ? 1 : 0, bad_anywhere = 0;
   ACCRETE_MPI(MPI_Allreduce(&bad_here, &bad_anywhere, 1, MPI_INT, MPI_MAX, st.world));
   if (!bad_anywhere) return;
-  auto gib = [](unsigned __int128 b) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f GiB", double(b) / double(std::uint64_t(1) << 30));
-    return std::string(buf);
-  };
   const std::string msg =
       bad_here ? "accrete::init: " + source + ": " + std::to_string(on_node) + " processes on this node need " +
-                     gib(need) + " of shared memory for their segments, but the node has " + gib(have) + " (" +
-                     where + "); ask for less" + (from_option ? "" : " (the variable sets each process's segment)")
+                     gib(need) + " of shared memory for their segments, but the node has " + gib(have.bytes) +
+                     " (" + have.where + "); ask for less" +
+                     (from_option ? "" : " (the variable sets each process's segment)")
                : "accrete::init: " + source + " does not fit the shared memory of another node (see its message)";
   throw error(msg);
 }
@@ -188,6 +227,8 @@ void backend_init(const init_options& opts) {
       if (seg < 64 || seg > (std::size_t{1} << 46))
         throw std::invalid_argument("accrete::init: segment_size " + std::to_string(seg) +
                                     " is outside [64, 2^46] bytes");
+    } else if (auto share = segment_share_from_env(seg_source)) {
+      seg = *share;
     } else if (auto e = env_bytes("ACCRETE_SEGMENT_SIZE", 64, std::size_t{1} << 46)) {
       seg = *e;
       seg_source = std::string("ACCRETE_SEGMENT_SIZE=") + std::getenv("ACCRETE_SEGMENT_SIZE");
