@@ -31,10 +31,26 @@ int main(int argc, char** argv) {
       A = new accrete::convergent_matrix<double>(4, 4, grid, 2, 2);  // leaked on purpose
     }
     int thrown = 0;
-    try { (void)A->local(); } catch (const accrete::not_initialized&) { ++thrown; }
-    try { (void)A->get(0, 0); } catch (const accrete::not_initialized&) { ++thrown; }
-    try { A->reset(); } catch (const accrete::not_initialized&) { ++thrown; }
-    try { A->update(1.0, 0, 0); } catch (const accrete::not_initialized&) { ++thrown; }
+    try {
+      (void)A->local();
+    } catch (const accrete::not_initialized&) {
+      ++thrown;
+    }
+    try {
+      (void)A->get(0, 0);
+    } catch (const accrete::not_initialized&) {
+      ++thrown;
+    }
+    try {
+      A->reset();
+    } catch (const accrete::not_initialized&) {
+      ++thrown;
+    }
+    try {
+      A->update(1.0, 0, 0);
+    } catch (const accrete::not_initialized&) {
+      ++thrown;
+    }
     std::printf("after finalize: %d of 4 members threw not_initialized\n", thrown);
     MPI_Finalize();
     return thrown == 4 ? 0 : 1;
@@ -60,8 +76,7 @@ int main(int argc, char** argv) {
       accrete::runtime rt;
       got = accrete::segment_size();
     }
-    std::printf("%s: segment %zu bytes, expected %zu (%d processes on the node)\n", text.c_str(), got, expect,
-                on_node);
+    std::printf("%s: segment %zu bytes, expected %zu (%d processes on the node)\n", text.c_str(), got, expect, on_node);
     MPI_Finalize();
     return got == expect ? 0 : 1;
   }

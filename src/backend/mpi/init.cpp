@@ -99,9 +99,8 @@ void check_segment_fits(const std::string& source, bool from_option) {
   if (!bad_anywhere) return;
   const std::string msg =
       bad_here ? "accrete::init: " + source + ": " + std::to_string(on_node) + " processes on this node need " +
-                     gib(need) + " of shared memory for their segments, but the node has " + gib(have.bytes) +
-                     " (" + have.where + "); ask for less" +
-                     (from_option ? "" : " (the variable sets each process's segment)")
+                     gib(need) + " of shared memory for their segments, but the node has " + gib(have.bytes) + " (" +
+                     have.where + "); ask for less" + (from_option ? "" : " (the variable sets each process's segment)")
                : "accrete::init: " + source + " does not fit the shared memory of another node (see its message)";
   throw error(msg);
 }
@@ -148,8 +147,7 @@ void backend_init(const init_options& opts) {
   MPI_Initialized(&inited);
   MPI_Finalized(&finalized);
   if (finalized) throw not_initialized("accrete::init: MPI has already been finalized");
-  const bool want_thread =
-      opts.progress_thread.value_or(env_int("ACCRETE_PROGRESS_THREAD", 0, 1).value_or(0) != 0);
+  const bool want_thread = opts.progress_thread.value_or(env_int("ACCRETE_PROGRESS_THREAD", 0, 1).value_or(0) != 0);
   bool par = opts.threads == thread_mode::par;
   if (!opts.threads) {
     if (auto e = env_word("ACCRETE_THREAD_MODE")) {
@@ -184,9 +182,10 @@ void backend_init(const init_options& opts) {
       throw error(std::string("accrete::init: ") +
                   (par ? "the par thread mode (ACCRETE_THREAD_MODE / init_options::threads)"
                        : "the progress thread (ACCRETE_PROGRESS_THREAD / init_options::progress_thread)") +
-                  " needs MPI_THREAD_MULTIPLE, but this MPI provides " +
-                  lvl + (st.owns_mpi ? "" : " (MPI was initialised by the program: use MPI_Init_thread with "
-                                            "MPI_THREAD_MULTIPLE)"));
+                  " needs MPI_THREAD_MULTIPLE, but this MPI provides " + lvl +
+                  (st.owns_mpi ? ""
+                               : " (MPI was initialised by the program: use MPI_Init_thread with "
+                                 "MPI_THREAD_MULTIPLE)"));
     }
 #endif
   }
