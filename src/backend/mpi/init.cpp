@@ -33,18 +33,9 @@ std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a;
 }  // namespace
 
 namespace {
-// The real node (MPI_COMM_TYPE_SHARED, whatever ACCRETE_NODE_SIZE
-// pretends): its processes, and the shared memory their segments share,
-// which is its RAM, or /dev/shm where that is smaller (both MPIs map the
-// segments there).
-int processes_on_real_node() {
-  MPI_Comm real_node;
-  ACCRETE_MPI(MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node));
-  int on_node = 1;
-  MPI_Comm_size(real_node, &on_node);
-  MPI_Comm_free(&real_node);
-  return on_node;
-}
+// The shared memory of the real node (MPI_COMM_TYPE_SHARED, whatever
+// ACCRETE_NODE_SIZE pretends), which its processes' segments share: its
+// RAM, or /dev/shm where that is smaller (both MPIs map the segments there).
 struct node_memory {
   unsigned __int128 bytes;
   std::string where;
@@ -67,19 +58,18 @@ std::string gib(unsigned __int128 b) {
 // ACCRETE_SEGMENT_SIZE=P% (upcxx-run -shared-heap P%): P percent of the
 // node's shared memory, divided evenly among the processes on the node.
 // Sets `source` to say so; nullopt unless the value ends in '%'.
-std::optional<std::size_t> segment_share_from_env(std::string& source) {
+std::optional<std::size_t> segment_share_from_env(int on_node, std::string& source) {
   const auto e = env_word("ACCRETE_SEGMENT_SIZE");
   if (!e || !e->ends_with('%')) return std::nullopt;
   const std::string digits = e->substr(0, e->size() - 1);
-  const bool ok = !digits.empty() && digits.size() <= 3 &&
-                  digits.find_first_not_of("0123456789") == std::string::npos && std::stoi(digits) >= 1 &&
-                  std::stoi(digits) <= 100;
-  if (!ok)
+  const bool digits_only =
+      !digits.empty() && digits.size() <= 3 && digits.find_first_not_of("0123456789") == std::string::npos;
+  const int pct = digits_only ? std::stoi(digits) : 0;
+  if (pct < 1 || pct > 100)
     throw error("accrete::init: ACCRETE_SEGMENT_SIZE='" + *e +
                 "': a share of the node's memory is a whole percentage from 1% to 100%");
   const node_memory m = shared_memory_of_node();
-  const int on_node = processes_on_real_node();
-  const unsigned __int128 share = m.bytes * unsigned(std::stoi(digits)) / 100 / unsigned(on_node);
+  const unsigned __int128 share = m.bytes * unsigned(pct) / 100 / unsigned(on_node);
   source = "ACCRETE_SEGMENT_SIZE=" + *e + " (of " + gib(m.bytes) + " of " + m.where + ", shared by " +
            std::to_string(on_node) + " processes on this node)";
   if (share < 64) throw error("accrete::init: " + source + " leaves each process less than 64 bytes");
@@ -90,8 +80,7 @@ std::optional<std::size_t> segment_share_from_env(std::string& source) {
 // that cannot fit fails here, naming where its size came from, instead of
 // inside the MPI's shared-memory setup (an abort there, or a hang).
 // Collective: every process learns whether any node failed.
-void check_segment_fits(const std::string& source, bool from_option) {
-  const int on_node = processes_on_real_node();
+void check_segment_fits(int on_node, const std::string& source, bool from_option) {
   const unsigned __int128 need = (unsigned __int128)st.seg_bytes * unsigned(on_node);
   const node_memory have = shared_memory_of_node();
   int bad_here = need > have.bytes ? 1 : 0, bad_anywhere = 0;
@@ -208,6 +197,8 @@ void backend_init(const init_options& opts) {
     if (node_size < 0) throw error("accrete::init: negative node_size " + std::to_string(node_size));
     MPI_Comm real_node;
     MPI_Comm_split_type(st.world, MPI_COMM_TYPE_SHARED, st.rank, MPI_INFO_NULL, &real_node);
+    int on_real_node = 1;
+    MPI_Comm_size(real_node, &on_real_node);
     if (node_size > 0) {
       int lr;
       MPI_Comm_rank(real_node, &lr);
@@ -226,7 +217,7 @@ void backend_init(const init_options& opts) {
       if (seg < 64 || seg > (std::size_t{1} << 46))
         throw std::invalid_argument("accrete::init: segment_size " + std::to_string(seg) +
                                     " is outside [64, 2^46] bytes");
-    } else if (auto share = segment_share_from_env(seg_source)) {
+    } else if (auto share = segment_share_from_env(on_real_node, seg_source)) {
       seg = *share;
     } else if (auto e = env_bytes("ACCRETE_SEGMENT_SIZE", 64, std::size_t{1} << 46)) {
       seg = *e;
@@ -242,7 +233,7 @@ void backend_init(const init_options& opts) {
     (void)env_seconds("ACCRETE_COLLECTIVE_TIMEOUT");
     (void)noncontig_method_from_env();
     (void)simd_isa_from_env();
-    check_segment_fits(seg_source, opts.segment_size.has_value());
+    check_segment_fits(on_real_node, seg_source, opts.segment_size.has_value());
   } catch (...) {
     crash_backtrace_uninstall();
     for (MPI_Comm* c : {&st.node, &st.am, &st.world, &st.exit_comm})
