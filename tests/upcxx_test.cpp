@@ -91,6 +91,70 @@ TEST(Upcxx, InitIsReferenceCounted) {
 }
 
 // 3: global pointers, allocation, casts.
+// A pointer to a derived object converts to a pointer to any of its
+// bases (implicitly, or by static_pointer_cast, and back down) at the
+// base's place in the object, as static_cast moves an address: with
+// multiple inheritance the second base lies past the first, and RMA through
+// the converted pointer must reach it, on any rank.
+struct first_part {
+  long a = 0;
+};
+struct second_part {
+  long b = 0;
+  double c = 0;
+};
+struct both_parts : first_part, second_part {
+  long d = 0;
+};
+struct shared_root {
+  long r = 0;
+};
+struct via_virtual : virtual shared_root {
+  long v = 0;
+};
+static_assert(!std::is_convertible_v<upcxx::global_ptr<via_virtual>, upcxx::global_ptr<shared_root>>,
+              "a virtual base is not reachable through a global pointer");
+TEST(Upcxx, GlobalPointerBaseConversions) {
+  const int me = upcxx::rank_me();
+  upcxx::global_ptr<both_parts> mine = upcxx::new_<both_parts>();
+  both_parts* obj = mine.local();
+  obj->a = 10 + me;
+  obj->b = 20 + me;
+  obj->c = 0.5 * me;
+  obj->d = 40 + me;
+  upcxx::dist_object<upcxx::global_ptr<both_parts>> all(mine);
+  upcxx::global_ptr<both_parts> theirs = all.fetch(right()).wait();
+
+  upcxx::global_ptr<second_part> second = theirs;  // implicit, to the second base
+  upcxx::global_ptr<first_part> first = theirs;
+  upcxx::global_ptr<const second_part> const_second = second;
+  upcxx::global_ptr<const second_part> const_from_derived = theirs;  // to const and to the base at once
+  EXPECT_EQ(const_from_derived, const_second);
+  EXPECT_EQ(second.where(), right());
+  const auto base_at = reinterpret_cast<char*>(static_cast<second_part*>(obj)) - reinterpret_cast<char*>(obj);
+  ASSERT_GT(base_at, 0);
+  EXPECT_EQ(second.offset(), theirs.offset() + std::uint64_t(base_at));
+  EXPECT_EQ(upcxx::rget(upcxx_memberof(second, b)).wait(), 20 + right());
+  EXPECT_EQ(upcxx::rget(upcxx_memberof(const_second, c)).wait(), 0.5 * right());
+  EXPECT_EQ(upcxx::rget(upcxx_memberof(first, a)).wait(), 10 + right());
+  EXPECT_EQ(upcxx::static_pointer_cast<second_part>(theirs), second);
+  EXPECT_EQ(upcxx::static_pointer_cast<both_parts>(second), theirs);  // back down
+  EXPECT_EQ(upcxx::static_pointer_cast<both_parts>(first), theirs);
+  if (second.is_local()) {
+    EXPECT_EQ(second.local(), static_cast<second_part*>(theirs.local()));
+  }
+  upcxx::rput(long(70 + me), upcxx_memberof(second, b)).wait();
+  upcxx::global_ptr<second_part> none = upcxx::global_ptr<both_parts>();
+  EXPECT_TRUE(none.is_null());
+  EXPECT_TRUE(upcxx::static_pointer_cast<both_parts>(none).is_null());
+  upcxx::barrier();
+  EXPECT_EQ(obj->b, 70 + left());  // the left neighbour wrote the second base's field
+  EXPECT_EQ(obj->a, 10 + me);      // and nothing else
+  EXPECT_EQ(obj->d, 40 + me);
+  upcxx::barrier();
+  upcxx::delete_(mine);
+}
+
 TEST(Upcxx, GlobalPointersAndAllocation) {
   upcxx::init();
   upcxx::global_ptr<int> a = upcxx::new_array<int>(10);

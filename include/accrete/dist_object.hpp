@@ -280,6 +280,8 @@ struct serialization<dist_object<T>> {
 
 }  // namespace accrete
 
+// Doxygen 1.9 cannot place this specialization of std::hash: hidden from it.
+/// \cond
 /// Hashes a dist_id (UPC++'s dist_id is hashable).
 template <class T>
 struct std::hash<accrete::dist_id<T>> {
@@ -287,3 +289,4 @@ struct std::hash<accrete::dist_id<T>> {
     return std::hash<std::uint64_t>{}(id.key_.team * 0x9e3779b97f4a7c15ull ^ id.key_.object);
   }
 };
+/// \endcond

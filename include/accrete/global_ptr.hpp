@@ -37,6 +37,38 @@ template <class T, memory_kind Kind = memory_kind::host>
 class global_ptr;
 
 namespace detail {
+/// From* converts to To* by pointer arithmetic alone: the same class up to
+/// cv, void at either end, or two classes related by inheritance that is
+/// not virtual (then the cast back is a static_cast too). A virtual base's
+/// place is found through the object itself, which a global pointer does
+/// not reach.
+template <class To, class From>
+concept cast_by_arithmetic =
+    std::is_void_v<To> || std::is_void_v<From> || std::is_same_v<std::remove_cv_t<To>, std::remove_cv_t<From>> ||
+    (requires(std::remove_cv_t<From>* f) { static_cast<std::remove_cv_t<To>*>(f); } &&
+     requires(std::remove_cv_t<To>* t) { static_cast<std::remove_cv_t<From>*>(t); });
+
+/// What static_cast<To*> adds to the address of a From (the offset of a
+/// base class within its derived class, or its negation). Computed on an
+/// address that holds no object: with inheritance that is not virtual the
+/// cast only adds a constant and reads nothing (so the vptr check of
+/// UBSan, which would read, is off here).
+template <class To, class From>
+requires cast_by_arithmetic<To, From>
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize("vptr")))
+#endif
+inline std::ptrdiff_t cast_delta() noexcept {
+  if constexpr (std::is_void_v<To> || std::is_void_v<From> ||
+                std::is_same_v<std::remove_cv_t<To>, std::remove_cv_t<From>>) {
+    return 0;
+  } else {
+    const std::uintptr_t somewhere = std::uintptr_t{1} << 20;  // aligned for any class
+    auto* f = reinterpret_cast<std::remove_cv_t<From>*>(somewhere);
+    return std::ptrdiff_t(reinterpret_cast<std::uintptr_t>(static_cast<std::remove_cv_t<To>*>(f)) - somewhere);
+  }
+}
+
 struct gp_access {
   template <class T, memory_kind Kind = memory_kind::host>
   static global_ptr<T, Kind> make(int rank, std::uint64_t offset) {
@@ -69,13 +101,16 @@ class global_ptr {
   global_ptr() = default;
   /// A null pointer.
   global_ptr(std::nullptr_t) {}
-  /// Conversion to a pointer to const (or to a base class at the same
-  /// address), and from a pointer of one kind to `any`. A pointer to void is
-  /// not made implicitly: use reinterpret_pointer_cast.
+  /// Conversion to a pointer to const or to a base class (the offset moves
+  /// to the base's place in the object, as static_cast moves an address; a
+  /// virtual base is not reachable so), and from a pointer of one kind to
+  /// `any`. A pointer to void is not made implicitly: use
+  /// reinterpret_pointer_cast.
   template <class U, memory_kind K>
   requires((!std::is_same_v<U, T> || K != Kind) && std::is_convertible_v<U*, T*> &&
-           (K == Kind || Kind == memory_kind::any)) global_ptr(const global_ptr<U, K>& o)
-      : rank_(o.where()), offset_(o.offset()) {}
+           detail::cast_by_arithmetic<T, U> && (K == Kind || Kind == memory_kind::any))
+  global_ptr(const global_ptr<U, K>& o)
+      : rank_(o.where()), offset_(o.is_null() ? o.offset() : o.offset() + detail::cast_delta<T, U>()) {}
 
   /// Whether the pointer is null.
   bool is_null() const noexcept { return rank_ < 0; }

@@ -170,8 +170,11 @@ team& local_team();
 
 }  // namespace accrete
 
+// Doxygen 1.9 cannot place this specialization of std::hash: hidden from it.
+/// \cond
 /// Hashes a team_id (UPC++'s team_id is hashable).
 template <>
 struct std::hash<accrete::team_id> {
   std::size_t operator()(const accrete::team_id& id) const noexcept { return std::hash<std::uint64_t>{}(id.key_); }
 };
+/// \endcond

@@ -275,13 +275,20 @@ global_ptr<M, K> member_at(const global_ptr<T, K>& p, std::size_t off) {
 }
 }  // namespace detail
 
-/// static_cast between related element types (spec: Global Pointers). The offset does not
-/// change, so T and U must share their address (single inheritance).
+/// static_cast between related element types (spec: Global Pointers): the
+/// offset moves as static_cast moves an address (to a base class's place in
+/// the object, or back to the derived object), so multiple inheritance
+/// works. A virtual base is refused at compile time: its place is found
+/// through the object, which a global pointer does not reach.
 template <class T, class U, memory_kind K>
 global_ptr<T, K> static_pointer_cast(const global_ptr<U, K>& p) {
-  static_assert(std::is_convertible_v<U*, T*> || std::is_base_of_v<U, T> || std::is_void_v<U> || std::is_void_v<T>,
-                "upcxx::static_pointer_cast: static_cast<T*>(U*) is not valid");
-  return accrete::reinterpret_pointer_cast<T>(p);
+  static_assert(requires(U* u) { static_cast<T*>(u); }, "upcxx::static_pointer_cast: static_cast<T*>(U*) is not valid");
+  static_assert(accrete::detail::cast_by_arithmetic<T, U>,
+                "upcxx::static_pointer_cast: T is a virtual base of U (or U of T); a global pointer cannot be "
+                "cast through virtual inheritance");
+  if (p.is_null()) return {};
+  return accrete::reinterpret_pointer_cast<T>(accrete::reinterpret_pointer_cast<char>(p) +
+                                              accrete::detail::cast_delta<T, U>());
 }
 
 /// const_cast of the element type (spec: Global Pointers).
