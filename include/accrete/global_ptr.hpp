@@ -43,10 +43,10 @@ namespace detail {
 /// place is found through the object itself, which a global pointer does
 /// not reach.
 template <class To, class From>
-concept cast_by_arithmetic =
-    std::is_void_v<To> || std::is_void_v<From> || std::is_same_v<std::remove_cv_t<To>, std::remove_cv_t<From>> ||
-    (requires(std::remove_cv_t<From>* f) { static_cast<std::remove_cv_t<To>*>(f); } &&
-     requires(std::remove_cv_t<To>* t) { static_cast<std::remove_cv_t<From>*>(t); });
+concept cast_by_arithmetic = std::is_void_v<To> || std::is_void_v<From> ||
+    std::is_same_v<std::remove_cv_t<To>, std::remove_cv_t<From>> ||(
+        requires(std::remove_cv_t<From>* f) { static_cast<std::remove_cv_t<To>*>(f); } &&
+        requires(std::remove_cv_t<To> * t) { static_cast<std::remove_cv_t<From>*>(t); });
 
 /// What static_cast<To*> adds to the address of a From (the offset of a
 /// base class within its derived class, or its negation). Computed on an
@@ -58,7 +58,8 @@ requires cast_by_arithmetic<To, From>
 #if defined(__clang__) || defined(__GNUC__)
 __attribute__((no_sanitize("vptr")))
 #endif
-inline std::ptrdiff_t cast_delta() noexcept {
+inline std::ptrdiff_t
+cast_delta() noexcept {
   if constexpr (std::is_void_v<To> || std::is_void_v<From> ||
                 std::is_same_v<std::remove_cv_t<To>, std::remove_cv_t<From>>) {
     return 0;
@@ -107,9 +108,8 @@ class global_ptr {
   /// `any`. A pointer to void is not made implicitly: use
   /// reinterpret_pointer_cast.
   template <class U, memory_kind K>
-  requires((!std::is_same_v<U, T> || K != Kind) && std::is_convertible_v<U*, T*> &&
-           detail::cast_by_arithmetic<T, U> && (K == Kind || Kind == memory_kind::any))
-  global_ptr(const global_ptr<U, K>& o)
+  requires((!std::is_same_v<U, T> || K != Kind) && std::is_convertible_v<U*, T*> && detail::cast_by_arithmetic<T, U> &&
+           (K == Kind || Kind == memory_kind::any)) global_ptr(const global_ptr<U, K>& o)
       : rank_(o.where()), offset_(o.is_null() ? o.offset() : o.offset() + detail::cast_delta<T, U>()) {}
 
   /// Whether the pointer is null.

@@ -282,7 +282,8 @@ global_ptr<M, K> member_at(const global_ptr<T, K>& p, std::size_t off) {
 /// through the object, which a global pointer does not reach.
 template <class T, class U, memory_kind K>
 global_ptr<T, K> static_pointer_cast(const global_ptr<U, K>& p) {
-  static_assert(requires(U* u) { static_cast<T*>(u); }, "upcxx::static_pointer_cast: static_cast<T*>(U*) is not valid");
+  static_assert(
+      requires(U * u) { static_cast<T*>(u); }, "upcxx::static_pointer_cast: static_cast<T*>(U*) is not valid");
   static_assert(accrete::detail::cast_by_arithmetic<T, U>,
                 "upcxx::static_pointer_cast: T is a virtual base of U (or U of T); a global pointer cannot be "
                 "cast through virtual inheritance");
