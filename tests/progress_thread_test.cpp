@@ -29,9 +29,7 @@ using namespace accrete;
 
 namespace {
 
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // Written by RPC bodies: the thread they ran on, and whether they ran.
 std::atomic<bool> rpc_ran{false};
@@ -167,7 +165,10 @@ TEST(ProgressThread, MixedTrafficExact) {
     rput(src.data(), all[right] + std::ptrdiff_t(std::size_t(rank_me()) * n), n).wait();
     rget(all[right] + std::ptrdiff_t(std::size_t(rank_me()) * n), back.data(), n).wait();
     ASSERT_EQ(back, src) << "iteration " << it;
-    EXPECT_EQ(rpc(right, [](int x) { return x * 2 + rank_me(); }, it).wait(), it * 2 + right);
+    EXPECT_EQ(rpc(
+                  right, [](int x) { return x * 2 + rank_me(); }, it)
+                  .wait(),
+              it * 2 + right);
   }
   for (auto& t : ts) t.join();
   work(0);

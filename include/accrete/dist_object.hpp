@@ -88,8 +88,9 @@ class dist_id {
   dist_object<T>& here() const {
     void* p = detail::dist_find(key_);
     if (!p)
-      throw error("accrete::dist_id::here: this process has no live dist_object with that id (not constructed "
-                  "yet, or destroyed)");
+      throw error(
+          "accrete::dist_id::here: this process has no live dist_object with that id (not constructed "
+          "yet, or destroyed)");
     return *static_cast<dist_object<T>*>(p);
   }
   /// A future of the caller's instance: ready at once if it exists,
@@ -145,9 +146,8 @@ class dist_object {
   /// write this for "a value-initialized T"; with the default (inactive)
   /// constructor it would otherwise be ambiguous between T{} and a moved
   /// inactive object. Only an empty brace list matches.
-  dist_object(std::initializer_list<detail::empty_braces>, const accrete::team& t = world())
-    requires std::is_default_constructible_v<T>
-      : dist_object(T{}, t) {}
+  dist_object(std::initializer_list<detail::empty_braces>,
+              const accrete::team& t = world()) requires std::is_default_constructible_v<T> : dist_object(T{}, t) {}
   /// Collective over `t`: constructs this member's value from `args...`.
   template <class... Args>
   dist_object(const accrete::team& t, std::in_place_t, Args&&... args)
@@ -204,7 +204,8 @@ class dist_object {
   /// a bad rank, accrete::error on an inactive instance).
   future<T> fetch(int team_rank) const {
     static_assert(is_serializable_v<T>, "accrete::dist_object::fetch: T is not serializable");
-    if (!is_active()) throw error("accrete::dist_object::fetch: this dist_object is inactive (default-constructed or moved from)");
+    if (!is_active())
+      throw error("accrete::dist_object::fetch: this dist_object is inactive (default-constructed or moved from)");
     return rpc(
         team_->to_world(team_rank), [](dist_object<T>& d) -> const T& { return *d; }, *this);  // serialized in place
   }

@@ -635,8 +635,8 @@ typename future_cat<std::remove_cvref_t<Futs>...>::type when_all_futures(Futs&&.
       else  // the state of Result itself: make_future would decay a reference (future<dist_object<T>&>)
         return std::apply(
             [](auto&&... v) {
-              return detail::future_access::adopt(new typename detail::state_of<Result>::type(
-                  detail::ready_tag{}, std::forward<decltype(v)>(v)...));
+              return detail::future_access::adopt(
+                  new typename detail::state_of<Result>::type(detail::ready_tag{}, std::forward<decltype(v)>(v)...));
             },
             std::tuple_cat(std::forward<Futs>(fs).result_tuple()...));
     }

@@ -102,7 +102,9 @@ inline constexpr bool bytewise = !has_serialization_rule<T> && std::is_trivially
 /// as UPC++'s declared trivially serializable types do). A received view of
 /// such a T may then point into the message.
 template <class T>
-inline constexpr bool flat_bytes = bytewise<T> || requires { requires serialization<T>::object_bytes; };
+inline constexpr bool flat_bytes = bytewise<T> || requires {
+  requires serialization<T>::object_bytes;
+};
 
 template <class T>
 struct deserialized {
@@ -685,16 +687,16 @@ concept names_values = requires(const T& x) {
 /// be private; each one's type must be serializable. A class derived from
 /// one that uses this macro is not serializable through it (its own
 /// members would be lost): it needs its own.
-#define ACCRETE_SERIALIZED_FIELDS(...)                                                  \
-  template <class AccreteWriter_>                                                       \
-  void accrete_write_fields_(AccreteWriter_& accrete_writer_) const {                   \
-    accrete_writer_.write_all(__VA_ARGS__);                                             \
-  }                                                                                     \
-  template <class AccreteReader_>                                                       \
-  void accrete_read_fields_(AccreteReader_& accrete_reader_) {                          \
-    accrete_reader_.read_all(__VA_ARGS__);                                              \
-  }                                                                                     \
-  auto accrete_fields_owner_() const->::std::remove_cvref_t<decltype(*this)>*;          \
+#define ACCRETE_SERIALIZED_FIELDS(...)                                         \
+  template <class AccreteWriter_>                                              \
+  void accrete_write_fields_(AccreteWriter_& accrete_writer_) const {          \
+    accrete_writer_.write_all(__VA_ARGS__);                                    \
+  }                                                                            \
+  template <class AccreteReader_>                                              \
+  void accrete_read_fields_(AccreteReader_& accrete_reader_) {                 \
+    accrete_reader_.read_all(__VA_ARGS__);                                     \
+  }                                                                            \
+  auto accrete_fields_owner_() const->::std::remove_cvref_t<decltype(*this)>*; \
   friend struct ::accrete::detail::serialized_members;
 
 /// Inside ACCRETE_SERIALIZED_FIELDS(...): the base class B's part of the
@@ -719,9 +721,9 @@ B& base_part(D& d) {
 /// expressions (evaluated on the const object; they may use private
 /// members), and read it back by calling the public constructor that takes
 /// those values in that order.
-#define ACCRETE_SERIALIZED_VALUES(...)                                                  \
-  auto accrete_serialized_values_() const { return ::std::make_tuple(__VA_ARGS__); }    \
-  auto accrete_values_owner_() const->::std::remove_cvref_t<decltype(*this)>*;          \
+#define ACCRETE_SERIALIZED_VALUES(...)                                               \
+  auto accrete_serialized_values_() const { return ::std::make_tuple(__VA_ARGS__); } \
+  auto accrete_values_owner_() const->::std::remove_cvref_t<decltype(*this)>*;       \
   friend struct ::accrete::detail::serialized_members;
 
 /// Inside a class definition: the class is not serializable, even if it is

@@ -42,8 +42,7 @@ struct element_array {
   static constexpr auto al = std::align_val_t(alignof(D));
   std::byte* room;
   std::size_t made = 0;
-  explicit element_array(std::size_t n)
-      : room(static_cast<std::byte*>(::operator new(n ? n * sizeof(D) : 1, al))) {}
+  explicit element_array(std::size_t n) : room(static_cast<std::byte*>(::operator new(n ? n * sizeof(D) : 1, al))) {}
   element_array(const element_array&) = delete;
   element_array& operator=(const element_array&) = delete;
   ~element_array() {
@@ -107,12 +106,32 @@ class element_iterator {
   reference operator*() const noexcept { return *p_; }
   pointer operator->() const noexcept { return p_; }
   reference operator[](difference_type i) const noexcept { return p_[i]; }
-  element_iterator& operator++() noexcept { ++p_; return *this; }
-  element_iterator operator++(int) noexcept { auto t = *this; ++p_; return t; }
-  element_iterator& operator--() noexcept { --p_; return *this; }
-  element_iterator operator--(int) noexcept { auto t = *this; --p_; return t; }
-  element_iterator& operator+=(difference_type n) noexcept { p_ += n; return *this; }
-  element_iterator& operator-=(difference_type n) noexcept { p_ -= n; return *this; }
+  element_iterator& operator++() noexcept {
+    ++p_;
+    return *this;
+  }
+  element_iterator operator++(int) noexcept {
+    auto t = *this;
+    ++p_;
+    return t;
+  }
+  element_iterator& operator--() noexcept {
+    --p_;
+    return *this;
+  }
+  element_iterator operator--(int) noexcept {
+    auto t = *this;
+    --p_;
+    return t;
+  }
+  element_iterator& operator+=(difference_type n) noexcept {
+    p_ += n;
+    return *this;
+  }
+  element_iterator& operator-=(difference_type n) noexcept {
+    p_ -= n;
+    return *this;
+  }
   friend element_iterator operator+(element_iterator i, difference_type n) noexcept { return i += n; }
   friend element_iterator operator+(difference_type n, element_iterator i) noexcept { return i += n; }
   friend element_iterator operator-(element_iterator i, difference_type n) noexcept { return i -= n; }
