@@ -13,6 +13,7 @@ struct heap_t {
   std::map<std::uint64_t, std::size_t> free_blocks;                               // offset -> bytes
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> live;  // user offset -> block
   std::size_t used = 0;
+  const char* closed_by = nullptr;  // set while the heap is closed (detail::close_heap)
 };
 heap_t heap;
 constexpr std::size_t granule = 16;
@@ -24,10 +25,17 @@ void segment_init() {
   heap.free_blocks[0] = segment_bytes();
 }
 void segment_finalize() { heap = heap_t{}; }
+void close_heap(const char* closer) { heap.closed_by = closer; }
+void reopen_heap() { heap.closed_by = nullptr; }
+bool heap_closed() noexcept { return heap.closed_by != nullptr; }
+std::size_t heap_live_objects() noexcept { return heap.live.size(); }
 }  // namespace detail
 
 global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment) {
   detail::require_initialized("allocate()");
+  if (heap.closed_by)
+    throw error(std::string("accrete::allocate: the shared heap is closed by ") + heap.closed_by +
+                " (allocate again after restore_heap())");
   if (alignment == 0 || (alignment & (alignment - 1)))
     throw std::invalid_argument("accrete::allocate: alignment " + std::to_string(alignment) + " is not a power of two");
   // Checked before any rounding: a request near SIZE_MAX would wrap to 0.

@@ -1632,6 +1632,123 @@ TEST(Upcxx, ReaderOverwriteOptionalAndReferences) {
   upcxx::barrier();
 }
 
+// A rule that writes its members through serialization_traits and skips
+// one on the way back.
+struct traits_written {
+  std::string keep;
+  std::vector<int> dropped;
+  int tail = 0;
+  struct upcxx_serialization {
+    template <class Writer>
+    static void serialize(Writer& w, const traits_written& x) {
+      upcxx::serialization_traits<std::string>::serialize(w, x.keep);
+      upcxx::serialization_traits<std::vector<int>>::serialize(w, x.dropped);
+      upcxx::serialization_traits<int>::serialize(w, x.tail);
+    }
+    template <class Reader>
+    static traits_written* deserialize(Reader& r, void* storage) {
+      alignas(std::string) std::byte raw[sizeof(std::string)];
+      std::string* s = upcxx::serialization_traits<std::string>::deserialize(r, raw);
+      upcxx::serialization_traits<std::vector<int>>::skip(r);
+      const int t = r.template read<int>();
+      auto* x = new (storage) traits_written{std::move(*s), {}, t};
+      std::destroy_at(s);
+      return x;
+    }
+  };
+};
+
+// serialization_traits: what it says of a type, a value's round trip, and
+// a rule built from it.
+TEST(Upcxx, SerializationTraits) {
+  const int me = upcxx::rank_me();
+  using tree_traits = upcxx::serialization_traits<tree>;
+  static_assert(tree_traits::is_serializable && !tree_traits::is_actually_trivially_serializable &&
+                !tree_traits::references_buffer);
+  static_assert(std::is_same_v<tree_traits::deserialized_type, tree>);
+  static_assert(upcxx::serialization_traits<double>::is_actually_trivially_serializable);
+  static_assert(!upcxx::serialization_traits<handle>::is_serializable);
+  static_assert(std::is_same_v<upcxx::serialization_traits<sums_on_arrival>::deserialized_type, summed>);
+  static_assert(upcxx::serialization_traits<upcxx::view<int>>::references_buffer);
+  static_assert(upcxx::serialization_traits<std::pair<int, upcxx::view<double>>>::references_buffer);
+  static_assert(!upcxx::serialization_traits<upcxx::view<std::string>>::references_buffer);
+  static_assert(std::is_same_v<upcxx::view_default_iterator_t<int>, const int*>);
+  static_assert(std::is_same_v<upcxx::view<std::string>,
+                               upcxx::view<std::string, upcxx::view_default_iterator_t<std::string>>>);
+
+  const tree t{me, {tree{1, {}}, tree{2, {tree{3, {}}}}}};
+  const tree back = tree_traits::deserialized_value(t);
+  EXPECT_EQ(back.sum(), me + 6);
+  EXPECT_EQ(back.children.at(1).children.at(0).value, 3);
+  EXPECT_EQ(upcxx::serialization_traits<sums_on_arrival>::deserialized_value(sums_on_arrival{{4, 5, me}}).total,
+            9L + me);
+  const fraction f = upcxx::serialization_traits<fraction>::deserialized_value(fraction(me, 7));
+  EXPECT_EQ(f.num(), me);
+  EXPECT_EQ(f.den(), 7);
+  const std::map<std::string, std::vector<int>> m{{"a", {me, 2}}, {"b", {}}};
+  EXPECT_EQ((upcxx::serialization_traits<std::map<std::string, std::vector<int>>>::deserialized_value(m)), m);
+  // A view of strings reads its elements back into storage of its own.
+  const std::vector<std::string> words{"x" + std::to_string(me), std::string(40, 'y')};
+  const auto wv = upcxx::make_view(words);
+  const upcxx::view<std::string> got = upcxx::serialization_traits<decltype(wv)>::deserialized_value(wv);
+  EXPECT_EQ(std::vector<std::string>(got.begin(), got.end()), words);
+
+  const traits_written x{"kept by " + std::to_string(me), {1, 2, 3}, me + 100};
+  const traits_written y = upcxx::serialization_traits<traits_written>::deserialized_value(x);
+  EXPECT_EQ(y.keep, x.keep);
+  EXPECT_TRUE(y.dropped.empty());
+  EXPECT_EQ(y.tail, me + 100);
+  const std::string remote = upcxx::rpc(
+                                 right(),
+                                 [](const traits_written& z) {
+                                   return z.keep + "|" + std::to_string(z.dropped.size()) + "|" +
+                                          std::to_string(z.tail);
+                                 },
+                                 x)
+                                 .wait();
+  EXPECT_EQ(remote, x.keep + "|0|" + std::to_string(me + 100));
+  upcxx::barrier();
+}
+
+// destroy_heap and restore_heap: allocation refused in between, objects
+// still allocated stay valid (and are counted on stderr).
+TEST(Upcxx, DestroyAndRestoreHeap) {
+  const int me = upcxx::rank_me();
+  upcxx::global_ptr<int> kept = upcxx::new_<int>(me + 10);
+  upcxx::dist_object<upcxx::global_ptr<int>> where(kept);
+  const upcxx::global_ptr<int> theirs = where.fetch(right()).wait();
+  const std::size_t live = accrete::detail::heap_live_objects();
+  testing::internal::CaptureStderr();
+  upcxx::experimental::destroy_heap();
+  const std::string warned = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warned.find(std::to_string(live) + " object"), std::string::npos) << warned;
+  EXPECT_NE(warned.find("still allocated"), std::string::npos) << warned;
+  try {
+    (void)upcxx::new_<int>(1);
+    ADD_FAILURE() << "new_ allocated in a destroyed heap";
+  } catch (const accrete::error& e) {
+    EXPECT_NE(std::string(e.what()).find("destroy_heap"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)upcxx::allocate(64), accrete::error);
+  EXPECT_THROW((void)upcxx::new_array<double>(4), accrete::error);
+  EXPECT_THROW(upcxx::experimental::destroy_heap(), accrete::error);  // destroyed twice
+  EXPECT_EQ(upcxx::rget(theirs).wait(), right() + 10);                 // kept objects stay valid
+  upcxx::barrier();
+  upcxx::delete_(kept);  // deallocating works while the heap is destroyed
+  upcxx::experimental::restore_heap();
+  EXPECT_THROW(upcxx::restore_heap(), accrete::error);  // restored twice
+  upcxx::global_ptr<int> again = upcxx::new_<int>(me + 20);
+  EXPECT_EQ(*again.local(), me + 20);
+  upcxx::delete_(again);
+  if (accrete::detail::heap_live_objects() == 0) {  // nothing left: no warning
+    testing::internal::CaptureStderr();
+    upcxx::destroy_heap();
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+    upcxx::restore_heap();
+  }
+  upcxx::barrier();
+}
+
 int upcxx_component_read(upcxx::global_ptr<int> p);
 
 // A program may include UPC++'s component headers instead of upcxx.hpp.

@@ -33,6 +33,20 @@ std::size_t segment_size();
 std::size_t segment_used();
 ///@}
 
+namespace detail {
+/// The heap's dead state of UPC++'s experimental destroy_heap and
+/// restore_heap (upcxx.hpp): while closed, allocate() throws
+/// accrete::error naming `closer`; deallocate() still works, and
+/// allocations made before stay where they are. Per process.
+///@{
+void close_heap(const char* closer);
+void reopen_heap();
+bool heap_closed() noexcept;
+/// Live allocations of the caller (objects, not bytes).
+std::size_t heap_live_objects() noexcept;
+///@}
+}  // namespace detail
+
 /// Constructs one T in the caller's segment.
 template <class T, class... Args>
 global_ptr<T> new_(Args&&... args) {

@@ -77,8 +77,10 @@ namespace upcxx {
 
 // ---- Init and finalize ---------------------------------------------------------------
 
-/// A rank in a team (spec: Init and Finalize).
+/// A rank in a team (spec: Init and Finalize), and its unsigned
+/// counterpart (UPC++'s uintrank_t).
 using intrank_t = int;
+using uintrank_t = unsigned int;
 
 namespace detail {
 struct init_state {
@@ -304,6 +306,18 @@ global_ptr<T, K> const_pointer_cast(const global_ptr<U, K>& p) {
 class bad_shared_alloc : public std::bad_alloc {
  public:
   explicit bad_shared_alloc(std::string what) : what_(std::move(what)) {}
+  const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  std::string what_;
+};
+
+/// What UPC++ throws when a device segment cannot be allocated (a
+/// device_allocator's construction). No device kind exists here, so
+/// accrete never throws it; it is declared for programs that catch it.
+class bad_segment_alloc : public std::bad_alloc {
+ public:
+  explicit bad_segment_alloc(std::string what) : what_(std::move(what)) {}
   const char* what() const noexcept override { return what_.c_str(); }
 
  private:
@@ -1290,6 +1304,90 @@ struct deserialized_type {
 using accrete::deserialized_type_t;
 ///@}
 
+/// The iterator a received view<T> is walked with (view's default
+/// iterator): `const T*` when T travels as its bytes, else UPC++'s
+/// deserializing_iterator<T>.
+///@{
+template <class T>
+struct view_default_iterator {
+  using type = accrete::deserializing_iterator<T>;
+};
+template <class T>
+using view_default_iterator_t = typename view_default_iterator<T>::type;
+///@}
+
+namespace detail {
+// Whether a value read back as T may point into the message it came from:
+// a view of elements that travel as their bytes does (no copy), and so
+// does a pair, tuple, array, optional or vector holding one.
+template <class T>
+struct references_buffer : std::false_type {};
+template <class T, class It>
+struct references_buffer<accrete::view<T, It>>
+    : std::bool_constant<accrete::serialization<accrete::view<T, It>>::flat> {};
+template <class A, class B>
+struct references_buffer<std::pair<A, B>> : std::disjunction<references_buffer<A>, references_buffer<B>> {};
+template <class... T>
+struct references_buffer<std::tuple<T...>> : std::disjunction<references_buffer<T>...> {};
+template <class T, std::size_t N>
+struct references_buffer<std::array<T, N>> : references_buffer<T> {};
+template <class T>
+struct references_buffer<std::optional<T>> : references_buffer<T> {};
+template <class T, class A>
+struct references_buffer<std::vector<T, A>> : references_buffer<T> {};
+}  // namespace detail
+
+/// What UPC++ knows of how T is serialized, and a round trip through it
+/// (UPC++'s serialization_traits<T>):
+/// - `deserialized_type`: what a value written as T reads back as;
+/// - `is_serializable`; `is_actually_trivially_serializable`: T travels as
+///   its bytes (trivially copyable without a rule, or declared trivially
+///   serializable);
+/// - `references_buffer`: a value read back may point into the buffer it
+///   was read from (a view of trivially serializable elements, or a pair,
+///   tuple, array, optional or vector of such views);
+/// - `serialize(w, x)`, `deserialize(r, storage)` (returns the object
+///   constructed in raw `storage`), `skip(r)`: T's rule, for use inside
+///   other rules;
+/// - `deserialized_value(x)`: x serialized and read back, as a receiver
+///   would see it (not for a type whose value references the buffer, or
+///   an array type).
+template <class T>
+struct serialization_traits {
+  using type = T;
+  using deserialized_type = accrete::deserialized_type_t<T>;
+  static constexpr bool is_serializable = accrete::is_serializable_v<T>;
+  static constexpr bool is_actually_trivially_serializable =
+      is_serializable && accrete::detail::flat_bytes<std::remove_cv_t<T>>;
+  static constexpr bool references_buffer = detail::references_buffer<std::remove_cv_t<T>>::value;
+
+  template <class Writer>
+  static void serialize(Writer& w, const T& x) {
+    w.template write<T>(x);
+  }
+  template <class Reader>
+  static deserialized_type* deserialize(Reader& r, void* storage) {
+    return r.template read_into<T>(storage);
+  }
+  template <class Reader>
+  static void skip(Reader& r) {
+    r.template skip<T>();
+  }
+  static deserialized_type deserialized_value(const T& x) requires(!std::is_array_v<T>) {
+    static_assert(!references_buffer,
+                  "upcxx::serialization_traits<T>::deserialized_value: the value read back would point into a "
+                  "buffer that is gone on return (a view of trivially serializable elements); serialize into "
+                  "a buffer you keep instead");
+    std::vector<std::byte> buf;
+    accrete::writer w(buf);
+    w.write(x);
+    accrete::reader r(buf, -1, 0, "deserialized_value buffer");
+    deserialized_type v = r.read<T>();
+    r.expect_end();
+    return v;
+  }
+};
+
 // ---- Teams and collectives -----------------------------------------------------------------
 
 using accrete::barrier;
@@ -1762,6 +1860,36 @@ auto reduce_all_nontrivial(Args&&... args) -> decltype(upcxx::reduce_all(std::fo
 }
 ///@}
 
+/// UPC++'s destroy_heap and restore_heap (in upcxx:: in 2020.10, then in
+/// upcxx::experimental::, unsupported there). Both are collective over
+/// world() and called as the other collectives are.
+/// - destroy_heap(): a barrier with user-level progress, then every
+///   process's shared heap is dead: allocate, new_ and new_array throw
+///   accrete::error naming destroy_heap until restore_heap(). Objects still
+///   allocated (undefined behaviour in UPC++) keep their memory and stay
+///   valid, and a warning on stderr counts them; deallocating works
+///   throughout.
+/// - restore_heap(): the heap is live again, then a barrier.
+/// Each throws accrete::error, before any communication, when the heap is
+/// not in the state it changes (destroyed twice, restored while live).
+///@{
+inline void destroy_heap() {
+  if (accrete::detail::heap_closed())
+    throw accrete::error("upcxx::destroy_heap: the shared heap is already destroyed (restore_heap() first)");
+  upcxx::barrier();
+  if (const std::size_t n = accrete::detail::heap_live_objects())
+    upcxx::say(std::cerr) << "upcxx::destroy_heap: " << n << " object" << (n == 1 ? "" : "s")
+                          << " still allocated in the shared heap; they keep their memory";
+  accrete::detail::close_heap("upcxx::destroy_heap()");
+}
+inline void restore_heap() {
+  if (!accrete::detail::heap_closed())
+    throw accrete::error("upcxx::restore_heap: the shared heap is live (restore_heap() follows destroy_heap())");
+  accrete::detail::reopen_heap();
+  upcxx::barrier();
+}
+///@}
+
 /// Names other UPC++ releases keep here (os_env and say after 2020.10; the
 /// general reduction operators and broadcast_nontrivial before it; the
 /// broadcast and reductions of serializable values that are not trivially
@@ -1769,6 +1897,7 @@ auto reduce_all_nontrivial(Args&&... args) -> decltype(upcxx::reduce_all(std::fo
 namespace experimental {
 using upcxx::broadcast;
 using upcxx::broadcast_nontrivial;
+using upcxx::destroy_heap;
 using upcxx::op_add;
 using upcxx::op_bit_and;
 using upcxx::op_bit_or;
@@ -1781,6 +1910,7 @@ using upcxx::reduce_all;
 using upcxx::reduce_all_nontrivial;
 using upcxx::reduce_one;
 using upcxx::reduce_one_nontrivial;
+using upcxx::restore_heap;
 using upcxx::say;
 }  // namespace experimental
 
