@@ -1667,6 +1667,7 @@ TEST(Upcxx, SerializationTraits) {
                 !tree_traits::references_buffer);
   static_assert(std::is_same_v<tree_traits::deserialized_type, tree>);
   static_assert(upcxx::serialization_traits<double>::is_actually_trivially_serializable);
+  static_assert(upcxx::serialization_traits<std::array<double, 3>>::is_actually_trivially_serializable);
   static_assert(!upcxx::serialization_traits<handle>::is_serializable);
   static_assert(std::is_same_v<upcxx::serialization_traits<sums_on_arrival>::deserialized_type, summed>);
   static_assert(upcxx::serialization_traits<upcxx::view<int>>::references_buffer);
@@ -1708,6 +1709,68 @@ TEST(Upcxx, SerializationTraits) {
                                  .wait();
   EXPECT_EQ(remote, x.keep + "|0|" + std::to_string(me + 100));
   upcxx::barrier();
+}
+
+// Pairs, tuples and arrays of trivially serializable elements are
+// trivially serializable themselves (UPC++'s rule): they travel as their
+// bytes, a received view of them is walked by pointer, and RMA moves them.
+TEST(Upcxx, TriviallySerializableStandardComposites) {
+  using pid = std::pair<int, double>;
+  static_assert(upcxx::is_trivially_serializable<pid>::value);
+  static_assert(upcxx::is_trivially_serializable<std::tuple<int, char, double>>::value);
+  static_assert(upcxx::is_trivially_serializable<std::tuple<>>::value);
+  static_assert(upcxx::is_trivially_serializable<std::array<double, 3>>::value);
+  static_assert(upcxx::is_trivially_serializable<std::array<pid, 2>>::value);
+  static_assert(upcxx::is_trivially_serializable<std::pair<const int, std::tuple<long, float>>>::value);
+  static_assert(!upcxx::is_trivially_serializable<std::pair<int, std::string>>::value);
+  static_assert(!upcxx::is_trivially_serializable<std::tuple<int, std::vector<int>>>::value);
+  static_assert(!upcxx::is_trivially_serializable<std::array<std::string, 2>>::value);
+  static_assert(std::is_same_v<upcxx::view_default_iterator_t<pid>, const pid*>);
+  static_assert(!std::is_pointer_v<upcxx::view_default_iterator_t<std::pair<int, std::string>>>);
+
+  const int me = upcxx::rank_me(), r = right();
+  // Values, through a round trip and an RPC.
+  const std::tuple<int, char, double> t{me, 'q', me + 0.25};
+  EXPECT_EQ(upcxx::serialization_traits<decltype(t)>::deserialized_value(t), t);
+  const std::array<pid, 2> a{pid{me, 1.5}, pid{-me, -2.5}};
+  EXPECT_EQ((upcxx::serialization_traits<std::array<pid, 2>>::deserialized_value(a)), a);
+  const std::pair<int, std::string> mixed{me, std::string(30, 'm')};
+  EXPECT_EQ((upcxx::serialization_traits<std::pair<int, std::string>>::deserialized_value(mixed)), mixed);
+  std::vector<pid> entries;
+  for (int i = 0; i < 5; ++i) entries.push_back({me * 10 + i, i * 0.5});
+  const double sum = upcxx::rpc(
+                         r,
+                         [](upcxx::view<pid> v) {
+                           static_assert(std::is_same_v<decltype(v.begin()), const pid*>);
+                           double s = 0;
+                           for (const pid& e : v) s += e.first + e.second;
+                           return s;
+                         },
+                         upcxx::make_view(entries))
+                         .wait();
+  EXPECT_EQ(sum, me * 50 + 10 + 5.0);
+  EXPECT_EQ(upcxx::rpc(
+                r, [](const std::tuple<int, char, double>& x) { return std::get<0>(x) + int(std::get<1>(x)); }, t)
+                .wait(),
+            me + int('q'));
+
+  // RMA moves a pair: each process writes two into its right neighbour's
+  // array and reads them back.
+  upcxx::global_ptr<pid> mine = upcxx::new_array<pid>(2);
+  upcxx::dist_object<upcxx::global_ptr<pid>> d(mine);
+  const upcxx::global_ptr<pid> theirs = d.fetch(r).wait();
+  upcxx::barrier();
+  const pid out[2] = {{me, me + 0.5}, {me + 1, -0.5}};
+  upcxx::rput(out, theirs, 2).wait();
+  upcxx::rput(pid{me + 2, 4.0}, theirs + 1).wait();
+  upcxx::barrier();
+  const pid got = upcxx::rget(theirs).wait();
+  EXPECT_EQ(got, out[0]);
+  const int l = left();
+  EXPECT_EQ(mine.local()[0], (pid{l, l + 0.5}));
+  EXPECT_EQ(mine.local()[1], (pid{l + 2, 4.0}));
+  upcxx::barrier();
+  upcxx::delete_array(mine);
 }
 
 // destroy_heap and restore_heap: allocation refused in between, objects

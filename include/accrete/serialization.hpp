@@ -371,6 +371,16 @@ T read_bytewise(reader& r) {
     return std::bit_cast<T>(a);
   }
 }
+
+/// A T that travels as its object's bytes (flat_bytes), read back: the
+/// bytes land in aligned storage, and the value is a copy of the object
+/// they hold (as UPC++ copies a trivially serializable object).
+template <class T>
+T read_object_bytes(reader& r, const char* what) {
+  alignas(T) std::byte storage[sizeof(T)];
+  std::memcpy(storage, r.read_bytes(sizeof(T), what).data(), sizeof(T));
+  return T(*std::launder(reinterpret_cast<const T*>(storage)));
+}
 }  // namespace detail
 
 template <class T>
@@ -477,17 +487,18 @@ struct serialization<std::array<T, N>> {
   static constexpr bool enabled = is_serializable_v<T>;
   using D = deserialized_type_t<T>;
   using deserialized_type = std::array<D, N>;
+  /// An array of elements that travel as their bytes travels as its
+  /// bytes (UPC++: trivially serializable when T is).
+  static constexpr bool object_bytes = detail::flat_bytes<T> && std::is_same_v<D, T>;
   static void serialize(writer& w, const std::array<T, N>& a) {
-    if constexpr (detail::bytewise<T>)
-      w.write_bytes(a.data(), sizeof(T) * N);
+    if constexpr (object_bytes)
+      w.write_bytes(std::addressof(a), sizeof a);
     else
       for (const auto& x : a) w.write(x);
   }
   static deserialized_type deserialize(reader& r) {
-    if constexpr (detail::bytewise<T> && std::is_default_constructible_v<T>) {
-      deserialized_type a;
-      if constexpr (N > 0) std::memcpy(a.data(), r.read_bytes(sizeof(T) * N, "array elements").data(), sizeof(T) * N);
-      return a;
+    if constexpr (object_bytes) {
+      return detail::read_object_bytes<deserialized_type>(r, "array elements");
     } else if constexpr (std::is_default_constructible_v<D> && std::is_move_assignable_v<D>) {
       deserialized_type a;
       for (auto& x : a) x = r.read<T>();
@@ -517,12 +528,24 @@ struct serialization<std::pair<A, B>> {
   ///@{
   static constexpr bool enabled = is_serializable_v<A> && is_serializable_v<B>;
   using deserialized_type = std::pair<detail::member_deserialized_t<A>, detail::member_deserialized_t<B>>;
+  /// A pair of members that travel as their bytes travels as its bytes
+  /// (UPC++: trivially serializable when A and B are).
+  static constexpr bool object_bytes = detail::flat_bytes<std::remove_cv_t<A>> &&
+                                       detail::flat_bytes<std::remove_cv_t<B>> &&
+                                       std::is_same_v<deserialized_type, std::pair<A, B>>;
   static void serialize(writer& w, const std::pair<A, B>& p) {
-    w.write(p.first);
-    w.write(p.second);
+    if constexpr (object_bytes) {
+      w.write_bytes(std::addressof(p), sizeof p);
+    } else {
+      w.write(p.first);
+      w.write(p.second);
+    }
   }
   static deserialized_type deserialize(reader& r) {
-    return deserialized_type{r.read<A>(), r.read<B>()};  // braces: left to right
+    if constexpr (object_bytes)
+      return detail::read_object_bytes<deserialized_type>(r, "pair");
+    else
+      return deserialized_type{r.read<A>(), r.read<B>()};  // braces: left to right
   }
   ///@}
 };
@@ -536,11 +559,21 @@ struct serialization<std::tuple<T...>> {
   ///@{
   static constexpr bool enabled = (is_serializable_v<T> && ...);
   using deserialized_type = std::tuple<detail::member_deserialized_t<T>...>;
+  /// A tuple of elements that travel as their bytes travels as its bytes
+  /// (UPC++: trivially serializable when every T is).
+  static constexpr bool object_bytes =
+      (detail::flat_bytes<std::remove_cv_t<T>> && ...) && std::is_same_v<deserialized_type, std::tuple<T...>>;
   static void serialize(writer& w, const std::tuple<T...>& t) {
-    std::apply([&](const auto&... x) { (w.write(x), ...); }, t);
+    if constexpr (object_bytes)
+      w.write_bytes(std::addressof(t), sizeof t);
+    else
+      std::apply([&](const auto&... x) { (w.write(x), ...); }, t);
   }
   static deserialized_type deserialize(reader& r) {
-    return deserialized_type{r.read<T>()...};  // braces: left to right
+    if constexpr (object_bytes)
+      return detail::read_object_bytes<deserialized_type>(r, "tuple");
+    else
+      return deserialized_type{r.read<T>()...};  // braces: left to right
   }
   ///@}
 };

@@ -1288,6 +1288,15 @@ bound_function<std::decay_t<F>, std::decay_t<Args>...> bind(F&& f, Args&&... arg
 namespace detail {
 template <class T>
 struct bytewise_no_rule : std::bool_constant<accrete::detail::bytewise<T> && !user_rule<T>> {};
+// The standard types accrete's own rules cover, bytes or not.
+template <class T>
+struct std_composite : std::false_type {};
+template <class A, class B>
+struct std_composite<std::pair<A, B>> : std::true_type {};
+template <class... T>
+struct std_composite<std::tuple<T...>> : std::true_type {};
+template <class T, std::size_t N>
+struct std_composite<std::array<T, N>> : std::true_type {};
 }  // namespace detail
 /// A program may specialize it to true for a type that is not trivially
 /// copyable but may travel as its bytes (spec: Serialization): such a type
@@ -1295,6 +1304,19 @@ struct bytewise_no_rule : std::bool_constant<accrete::detail::bytewise<T> && !us
 /// looking for a rule when T is not trivially copyable.)
 template <class T>
 struct is_trivially_serializable : std::conjunction<std::is_trivially_copyable<T>, detail::bytewise_no_rule<T>> {};
+/// A pair, tuple or array is trivially serializable when its elements are
+/// (UPC++'s implementation-defined rule): it travels as its bytes, a
+/// received view of it is walked by pointer, and RMA moves it.
+///@{
+template <class A, class B>
+struct is_trivially_serializable<std::pair<A, B>> : std::bool_constant<accrete::detail::flat_bytes<std::pair<A, B>>> {};
+template <class... T>
+struct is_trivially_serializable<std::tuple<T...>> : std::bool_constant<accrete::detail::flat_bytes<std::tuple<T...>>> {
+};
+template <class T, std::size_t N>
+struct is_trivially_serializable<std::array<T, N>> : std::bool_constant<accrete::detail::flat_bytes<std::array<T, N>>> {
+};
+///@}
 template <class T>
 struct is_serializable : std::bool_constant<accrete::is_serializable_v<T>> {};
 template <class T>
@@ -1952,17 +1974,15 @@ struct accrete::serialization<T> {
 /// upcxx::is_trivially_serializable) that is not trivially copyable travels
 /// as its bytes, as UPC++ sends it.
 template <class T>
-requires(!std::is_trivially_copyable_v<T> && upcxx::is_trivially_serializable<T>::value &&
-         !upcxx::detail::user_rule<T>) struct accrete::serialization<T> {
+requires(!upcxx::detail::std_composite<T>::value && !std::is_trivially_copyable_v<T> &&
+         upcxx::is_trivially_serializable<T>::value && !upcxx::detail::user_rule<T>) struct accrete::serialization<T> {
   /// accrete's rule protocol: the object's bytes (so a received view of T
   /// is walked by `const T*`, as in UPC++).
   ///@{
   static constexpr bool object_bytes = true;
   static void serialize(accrete::writer& w, const T& x) { w.write_bytes(std::addressof(x), sizeof(T)); }
   static T deserialize(accrete::reader& r) {
-    alignas(T) std::byte storage[sizeof(T)];
-    std::memcpy(storage, r.read_bytes(sizeof(T), "trivially serializable value").data(), sizeof(T));
-    return T(*std::launder(reinterpret_cast<const T*>(storage)));
+    return accrete::detail::read_object_bytes<T>(r, "trivially serializable value");
   }
   ///@}
 };
