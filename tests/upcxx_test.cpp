@@ -1803,6 +1803,8 @@ TEST(Upcxx, DestroyAndRestoreHeap) {
   upcxx::global_ptr<int> again = upcxx::new_<int>(me + 20);
   EXPECT_EQ(*again.local(), me + 20);
   upcxx::delete_(again);
+  static_assert(std::is_base_of_v<std::bad_alloc, upcxx::bad_segment_alloc>);
+  EXPECT_STREQ(upcxx::bad_segment_alloc("no device segment").what(), "no device segment");
   if (accrete::detail::heap_live_objects() == 0) {  // nothing left: no warning
     testing::internal::CaptureStderr();
     upcxx::destroy_heap();

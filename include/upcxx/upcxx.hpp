@@ -302,26 +302,30 @@ global_ptr<T, K> const_pointer_cast(const global_ptr<U, K>& p) {
   return accrete::reinterpret_pointer_cast<T>(p);
 }
 
-/// Thrown by new_ and new_array when the shared segment is full (spec: Storage Management).
-class bad_shared_alloc : public std::bad_alloc {
+namespace detail {
+// A std::bad_alloc that says what failed.
+class bad_alloc_saying : public std::bad_alloc {
  public:
-  explicit bad_shared_alloc(std::string what) : what_(std::move(what)) {}
+  explicit bad_alloc_saying(std::string what) : what_(std::move(what)) {}
   const char* what() const noexcept override { return what_.c_str(); }
 
  private:
   std::string what_;
 };
+}  // namespace detail
+
+/// Thrown by new_ and new_array when the shared segment is full (spec: Storage Management).
+class bad_shared_alloc : public detail::bad_alloc_saying {
+ public:
+  using bad_alloc_saying::bad_alloc_saying;
+};
 
 /// What UPC++ throws when a device segment cannot be allocated (a
 /// device_allocator's construction). No device kind exists here, so
 /// accrete never throws it; it is declared for programs that catch it.
-class bad_segment_alloc : public std::bad_alloc {
+class bad_segment_alloc : public detail::bad_alloc_saying {
  public:
-  explicit bad_segment_alloc(std::string what) : what_(std::move(what)) {}
-  const char* what() const noexcept override { return what_.c_str(); }
-
- private:
-  std::string what_;
+  using bad_alloc_saying::bad_alloc_saying;
 };
 
 namespace detail {
