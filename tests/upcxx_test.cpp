@@ -1674,8 +1674,8 @@ TEST(Upcxx, SerializationTraits) {
   static_assert(upcxx::serialization_traits<std::pair<int, upcxx::view<double>>>::references_buffer);
   static_assert(!upcxx::serialization_traits<upcxx::view<std::string>>::references_buffer);
   static_assert(std::is_same_v<upcxx::view_default_iterator_t<int>, const int*>);
-  static_assert(std::is_same_v<upcxx::view<std::string>,
-                               upcxx::view<std::string, upcxx::view_default_iterator_t<std::string>>>);
+  static_assert(
+      std::is_same_v<upcxx::view<std::string>, upcxx::view<std::string, upcxx::view_default_iterator_t<std::string>>>);
 
   const tree t{me, {tree{1, {}}, tree{2, {tree{3, {}}}}}};
   const tree back = tree_traits::deserialized_value(t);
@@ -1699,14 +1699,14 @@ TEST(Upcxx, SerializationTraits) {
   EXPECT_EQ(y.keep, x.keep);
   EXPECT_TRUE(y.dropped.empty());
   EXPECT_EQ(y.tail, me + 100);
-  const std::string remote = upcxx::rpc(
-                                 right(),
-                                 [](const traits_written& z) {
-                                   return z.keep + "|" + std::to_string(z.dropped.size()) + "|" +
-                                          std::to_string(z.tail);
-                                 },
-                                 x)
-                                 .wait();
+  const std::string remote =
+      upcxx::rpc(
+          right(),
+          [](const traits_written& z) {
+            return z.keep + "|" + std::to_string(z.dropped.size()) + "|" + std::to_string(z.tail);
+          },
+          x)
+          .wait();
   EXPECT_EQ(remote, x.keep + "|0|" + std::to_string(me + 100));
   upcxx::barrier();
 }
@@ -1795,7 +1795,7 @@ TEST(Upcxx, DestroyAndRestoreHeap) {
   EXPECT_THROW((void)upcxx::allocate(64), accrete::error);
   EXPECT_THROW((void)upcxx::new_array<double>(4), accrete::error);
   EXPECT_THROW(upcxx::experimental::destroy_heap(), accrete::error);  // destroyed twice
-  EXPECT_EQ(upcxx::rget(theirs).wait(), right() + 10);                 // kept objects stay valid
+  EXPECT_EQ(upcxx::rget(theirs).wait(), right() + 10);                // kept objects stay valid
   upcxx::barrier();
   upcxx::delete_(kept);  // deallocating works while the heap is destroyed
   upcxx::experimental::restore_heap();

@@ -110,7 +110,8 @@ class global_ptr {
   template <class U, memory_kind K>
   requires((!std::is_same_v<U, T> || K != Kind) && std::is_convertible_v<U*, T*> && detail::cast_by_arithmetic<T, U> &&
            (K == Kind || Kind == memory_kind::any)) global_ptr(const global_ptr<U, K>& o)
-      : rank_(o.where()), offset_(o.is_null() ? o.offset() : o.offset() + static_cast<std::uint64_t>(detail::cast_delta<T, U>())) {}
+      : rank_(o.where()),
+        offset_(o.is_null() ? o.offset() : o.offset() + static_cast<std::uint64_t>(detail::cast_delta<T, U>())) {}
 
   /// Whether the pointer is null.
   bool is_null() const noexcept { return rank_ < 0; }
