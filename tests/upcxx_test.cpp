@@ -410,6 +410,25 @@ TEST(Upcxx, CopyBetweenGlobalPointers) {
   int from = (me + 2) % upcxx::rank_n();
   for (int i = 0; i < n; ++i) ASSERT_EQ(mine[n + i], from * 1000 + i) << "element " << i;
   upcxx::barrier();
+  // A count no segment holds is refused by name before anything moves (a
+  // copy between two other processes would first allocate its bounce buffer
+  // for it), and the data stays as it was.
+  const std::size_t beyond = std::size_t(upcxx::shared_segment_size()) / sizeof(int) + 1;
+  const auto src = all[std::size_t(right())], dest = all[std::size_t(left())];
+  for (std::size_t count : {beyond, std::size_t(1) << 62}) {
+    try {
+      upcxx::copy(src, dest, count).wait();
+      ADD_FAILURE() << "copy of " << count << " elements was not refused";
+    } catch (const accrete::bad_global_ptr& e) {
+      EXPECT_NE(std::string(e.what()).find("copy"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(count == beyond ? "run past its segment" : std::to_string(count)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  upcxx::barrier();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(mine[n + i], from * 1000 + i) << "element " << i;
+  upcxx::barrier();
   upcxx::delete_array(all[std::size_t(me)]);
 }
 

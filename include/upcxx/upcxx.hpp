@@ -987,6 +987,12 @@ requires(std::is_same_v<std::remove_const_t<S>, T>&& detail::is_completions<std:
   if (count > 0 && (!src || !dest))
     throw accrete::bad_global_ptr(std::string("upcxx::copy: null ") + (src ? "destination" : "source") +
                                   " pointer with count " + std::to_string(count));
+  if (count > 0) {
+    // Both ends before any transfer: a copy between two remote ends would
+    // otherwise allocate its bounce buffer for a count no segment holds.
+    accrete::detail::checked_bytes("copy", src, count);
+    accrete::detail::checked_bytes("copy", dest, count);
+  }
   future<> done;
   if (count == 0 || src.is_local()) {
     done = detail::copy_from_local(src.local(), dest, count, std::move(rcx));
