@@ -223,6 +223,41 @@ TEST(AtomicErrors, BadPointers) {
   EXPECT_THROW(ad.load(reinterpret_pointer_cast<std::int32_t>(g)), error);
 }
 
+// A domain over a team reaches its members only: an operation on another
+// process's memory throws naming the rank, on a member's it works. A domain
+// over an empty team is refused.
+TEST(AtomicErrors, TargetsOutsideTheTeam) {
+  auto cell = new_<std::int64_t>(0);
+  std::vector<global_ptr<std::int64_t>> all(static_cast<std::size_t>(rank_n()));
+  for (int r = 0; r < rank_n(); ++r) all[std::size_t(r)] = broadcast(cell, r).wait();
+  team parity = world().split(rank_me() % 2, rank_me());
+  {
+    atomic_domain<std::int64_t> ad(parity);
+    for (int r = 0; r < rank_n(); ++r) {
+      if (r % 2 == rank_me() % 2) {
+        ad.fetch_add(all[std::size_t(r)], 1).wait();
+      } else {
+        try {
+          ad.fetch_add(all[std::size_t(r)], 1).wait();
+          ADD_FAILURE() << "fetch_add on rank " << r << " outside the team was accepted";
+        } catch (const bad_global_ptr& e) {
+          EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(r) + " is not a member"), std::string::npos)
+              << e.what();
+        }
+      }
+    }
+    ad.destroy();
+  }
+  barrier();
+  // Every member of my parity added 1 to my cell, nobody else did.
+  EXPECT_EQ(*cell.local(), (rank_n() + 1 - rank_me() % 2) / 2);
+  team empty;
+  EXPECT_THROW(atomic_domain<std::int64_t>{empty}, error);
+  barrier();
+  parity.destroy();
+  delete_(cell);
+}
+
 // Open MPI 4's osc/rdma crashes on a 64-bit compare-and-swap; where it
 // serves the window (MPI initialized by the program, osc/rdma not left out:
 // tests/atomic.cmake runs this with ACCRETE_TEST_CAS64=refused), those

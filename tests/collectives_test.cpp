@@ -315,6 +315,35 @@ TEST(Collectives, Errors) {
   EXPECT_THROW(reduce_one(1, op_fast_add, rank_n()), std::out_of_range);
   int x = 0;
   EXPECT_THROW(broadcast(&x, 1, rank_n() + 3), std::out_of_range);
+  // A null buffer with elements to move is refused by name on the member
+  // that passes it (MPI would fault on it, here or at the receivers); with
+  // count 0 it is fine. Every member passes it here, so nobody waits.
+  auto refused = [](auto&& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << what << " accepted a null buffer";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("null with count 4"), std::string::npos) << e.what();
+    }
+  };
+  int* none = nullptr;
+  refused([&] { broadcast(none, 4, 0).wait(); }, "accrete::broadcast: buffer");
+  refused([&] { reduce_all(none, &x, 4, op_fast_add).wait(); }, "accrete::reduce_all: src");
+  int four[4] = {1, 2, 3, 4};
+  refused([&] { reduce_all(four, none, 4, op_fast_add).wait(); }, "accrete::reduce_all: dst");
+  refused([&] { reduce_one(none, four, 4, op_fast_add, 0).wait(); }, "accrete::reduce_one: src");
+  if (rank_me() == 0) {
+    refused([&] { reduce_one(four, none, 4, op_fast_add, 0).wait(); }, "accrete::reduce_one: dst at the root");
+  }
+  // dst may be null away from the root; count 0 moves nothing.
+  int sum[4] = {};
+  reduce_one(four, rank_me() == 0 ? sum : none, 4, op_fast_add, 0).wait();
+  if (rank_me() == 0) {
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(sum[i], (i + 1) * rank_n());
+  }
+  broadcast(none, 0, 0).wait();
+  reduce_all(none, none, 0, op_fast_add).wait();
 }
 
 // The all-to-all of byte blocks behind the matrix exchanges: blocks of

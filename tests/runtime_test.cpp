@@ -77,6 +77,20 @@ TEST(Runtime, SplitTeams) {
   if (rank_n() > 1) {
     EXPECT_EQ(parity.from_world(rank_me() % 2 == 0 ? 1 : 0), -1);
   }
+  // from_world inverts to_world for every world rank, members or not, in a
+  // team whose order is not the world's; ranks outside the world are -1.
+  for (int w = -1; w <= rank_n(); ++w) {
+    int want = -1;
+    for (int i = 0; i < int(expect.size()); ++i)
+      if (expect[std::size_t(i)] == w) want = i;
+    EXPECT_EQ(parity.from_world(w), want) << "world rank " << w;
+  }
+  {
+    team moved = std::move(parity);  // the lookup travels with the team
+    for (int i = 0; i < moved.rank_n(); ++i) EXPECT_EQ(moved.from_world(expect[std::size_t(i)]), i);
+    EXPECT_EQ(parity.from_world(rank_me()), -1);
+    parity = std::move(moved);
+  }
   // The team's communicator works for plain MPI, and barrier on it works.
   int sum = 0, one = world().rank_me();
   MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, parity.mpi_comm());

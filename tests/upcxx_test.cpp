@@ -209,6 +209,17 @@ TEST(Upcxx, GlobalPointersAndAllocation) {
   EXPECT_TRUE(upcxx::new_array<char>(huge, std::nothrow).is_null());
   EXPECT_TRUE(upcxx::allocate<char>(huge).is_null());
   EXPECT_EQ(upcxx::allocate(huge), nullptr);
+  // A count whose size in bytes overflows says so, rather than naming a
+  // wrapped byte count.
+  try {
+    (void)upcxx::new_array<double>(std::size_t(-1) / 4);
+    ADD_FAILURE() << "new_array of 2^62 doubles was accepted";
+  } catch (const upcxx::bad_shared_alloc& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(std::size_t(-1) / 4) + " elements of 8 bytes overflow"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(upcxx::new_array<double>(std::size_t(-1) / 4, std::nothrow).is_null());
   upcxx::finalize();
 }
 

@@ -32,10 +32,12 @@
 //
 // Progress: no user-level progress is made inside these calls.
 //
-// Construction and destroy() are collective over world (the team argument
-// is accepted for UPC++ compatibility); the destructor calls destroy() if
-// it was not called. Operations on a destroyed domain throw accrete::error.
-// A bad (null, out-of-segment or misaligned) pointer throws bad_global_ptr.
+// Construction and destroy() are collective over the domain's team (they
+// communicate nothing, so a member that skips them does not hang the
+// others); the destructor calls destroy() if it was not called. An empty
+// team, or an operation on a destroyed domain, throws accrete::error. A bad
+// pointer (null, out of its segment, misaligned, or on a process outside
+// the domain's team) throws bad_global_ptr.
 //
 // Thread-safety: call from the thread that drives the runtime.
 // Lets this header include accrete/detail/ headers (see detail/internal.hpp).
@@ -90,8 +92,12 @@ class atomic_domain {
                 "accrete::atomic_domain<T>: T must be an integer type of 32 or 64 bits (not bool), float or double");
 
  public:
-  /// Collective over world (see the header comment).
-  explicit atomic_domain(const team& t = world()) : team_(&t) { detail::atomics_acquire(); }
+  /// Collective over `t` (see the header comment).
+  explicit atomic_domain(const team& t = world()) : team_(&t) {
+    if (!t.is_active())
+      throw error("accrete::atomic_domain: the team is empty (default-constructed, moved from or destroyed)");
+    detail::atomics_acquire();
+  }
   /// An inactive domain, as if destroyed (not collective; for UPC++'s
   /// default-constructed atomic_domain).
   explicit atomic_domain(inactive_t) noexcept : team_(nullptr), live_(false) {}
@@ -224,6 +230,9 @@ class atomic_domain {
                   ": the domain is not active (destroyed, moved from or default-constructed)");
     if (p.is_null()) throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": null pointer");
     detail::check_range(what, p.where(), p.offset(), sizeof(T));
+    if (team_ != &world() && team_->from_world(p.where()) < 0)
+      throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": rank " + std::to_string(p.where()) +
+                           " is not a member of the domain's team");
     if (p.offset() % sizeof(T) != 0)
       throw bad_global_ptr(std::string("accrete::atomic_domain::") + what + ": offset " + std::to_string(p.offset()) +
                            " is not aligned to " + std::to_string(sizeof(T)) + " bytes");

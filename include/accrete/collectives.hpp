@@ -47,7 +47,8 @@
 //
 // Large counts are split into pieces MPI accepts (int counts).
 //
-// Errors: a root outside the team throws std::out_of_range; MPI errors throw
+// Errors: a root outside the team throws std::out_of_range, a null buffer
+// with a count above 0 std::invalid_argument; MPI errors throw
 // accrete::error. The arguments are not compared between members (these
 // are hot paths); with ACCRETE_COLLECTIVE_TIMEOUT set, a collective still
 // incomplete after that many seconds ends the job naming the call and the
@@ -159,6 +160,13 @@ constexpr bool mpi_reducible() {
 using coll_user_fn = void (*)(const void* in, void* inout, std::size_t count, const void* ctx);
 
 void coll_check_root(const char* what, int root, const team& t);
+// A null buffer with elements to move would fault inside MPI, at this
+// member or, for a broadcast, at the others when they unpack.
+inline void coll_check_buffer(const char* what, const char* name, const void* p, std::size_t count) {
+  if (p == nullptr && count > 0)
+    throw std::invalid_argument(std::string("accrete::") + what + ": " + name + " is null with count " +
+                                std::to_string(count));
+}
 /// Each starts the operation and runs `done` at user-level progress once it
 /// is complete locally. `root` < 0 means "all" (allreduce).
 void coll_ibarrier(const team& t, completion done);
@@ -298,6 +306,7 @@ template <class T>
 requires detail::moves_as_bytes<T> future<> broadcast(T* buffer, std::size_t count, int root, const team& t = world()) {
   detail::coll_check_root("broadcast", root, t);
   if (count > std::size_t(-1) / sizeof(T)) throw std::length_error("accrete::broadcast: count overflows");
+  detail::coll_check_buffer("broadcast", "buffer", buffer, count);
   auto p = std::make_shared<promise<>>();
   detail::coll_ibcast(buffer, count * sizeof(T), root, t, [p] { p->fulfill_anonymous(1); });
   return p->get_future();
@@ -349,6 +358,8 @@ template <class T, class Op>
 requires detail::reduce_ok<T, Op> future<> reduce_one(const T* src, T* dst, std::size_t count, Op op, int root,
                                                       const team& t = world()) {
   detail::coll_check_root("reduce_one", root, t);
+  detail::coll_check_buffer("reduce_one", "src", src, count);
+  if (t.rank_me() == root) detail::coll_check_buffer("reduce_one", "dst at the root", dst, count);
   auto s = std::make_shared<std::pair<Op, promise<>>>(std::move(op), promise<>());
   detail::start_reduce(src, dst, count, &s->first, root, t, [s] { s->second.fulfill_anonymous(1); });
   return s->second.get_future();
@@ -359,6 +370,8 @@ requires detail::reduce_ok<T, Op> future<> reduce_one(const T* src, T* dst, std:
 template <class T, class Op>
 requires detail::reduce_ok<T, Op> future<> reduce_all(const T* src, T* dst, std::size_t count, Op op,
                                                       const team& t = world()) {
+  detail::coll_check_buffer("reduce_all", "src", src, count);
+  detail::coll_check_buffer("reduce_all", "dst", dst, count);
   auto s = std::make_shared<std::pair<Op, promise<>>>(std::move(op), promise<>());
   detail::start_reduce(src, dst, count, &s->first, -1, t, [s] { s->second.fulfill_anonymous(1); });
   return s->second.get_future();

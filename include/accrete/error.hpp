@@ -36,6 +36,10 @@ class segment_exhausted : public error {
               std::to_string(free_bytes) + " bytes free (largest free block " + std::to_string(largest_free) + ")"),
         requested_(requested),
         free_(free_bytes) {}
+  /// A request no segment could hold, such as an element count whose size
+  /// in bytes overflows: `message` says which.
+  segment_exhausted(const std::string& message, std::size_t requested, std::size_t free_bytes)
+      : error(message), requested_(requested), free_(free_bytes) {}
   /// Bytes asked for.
   std::size_t requested() const noexcept { return requested_; }
   /// Bytes free in the segment at the time (in pieces).

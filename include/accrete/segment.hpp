@@ -82,7 +82,9 @@ template <class T>
 global_ptr<T> new_array(std::size_t n) {
   constexpr std::size_t h = detail::array_header<T>();
   if (n > (std::size_t(-1) - h) / sizeof(T))
-    throw segment_exhausted(std::size_t(-1), segment_size() - segment_used(), 0);
+    throw segment_exhausted("accrete::new_array: " + std::to_string(n) + " elements of " + std::to_string(sizeof(T)) +
+                                " bytes overflow the address space",
+                            std::size_t(-1), segment_size() - segment_used());
   auto raw = allocate(h + n * sizeof(T), h);
   std::byte* base = raw.local();
   *reinterpret_cast<std::size_t*>(base) = n;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <initializer_list>
 #include <ostream>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -155,6 +156,9 @@ class team {
   bool owned_ = false;
   int rank_ = -1;
   std::vector<int> world_ranks_;
+  // (world rank, team rank) sorted by world rank: from_world is a binary
+  // search (UPC++ programs ask local_team_contains once per message).
+  std::vector<std::pair<int, int>> by_world_;
   // The same on every member: names the team in ACCRETE_COLLECTIVE_TIMEOUT's
   // diagnosis (a hash of its parent's key, the split's color and the
   // parent's split count).

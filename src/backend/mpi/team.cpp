@@ -106,6 +106,9 @@ team::team(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
   MPI_Group_translate_ranks(g, n, mine.data(), wg, world_ranks_.data());
   MPI_Group_free(&g);
   MPI_Group_free(&wg);
+  by_world_.resize(std::size_t(n));
+  for (int i = 0; i < n; ++i) by_world_[std::size_t(i)] = {world_ranks_[std::size_t(i)], i};
+  std::sort(by_world_.begin(), by_world_.end());
 }
 
 team::team(team&& o) { *this = std::move(o); }
@@ -121,6 +124,7 @@ team& team::operator=(team&& o) {
     owned_ = std::exchange(o.owned_, false);
     rank_ = std::exchange(o.rank_, -1);
     world_ranks_ = std::move(o.world_ranks_);
+    by_world_ = std::move(o.by_world_);
     key_ = std::exchange(o.key_, 0);
     splits_ = std::exchange(o.splits_, 0);
     if (key_ != 0 && comm_ != MPI_COMM_NULL) enroll(key_, this);
@@ -155,9 +159,8 @@ int team::to_world(int r) const {
 }
 
 int team::from_world(int w) const {
-  for (std::size_t i = 0; i < world_ranks_.size(); ++i)
-    if (world_ranks_[i] == w) return int(i);
-  return -1;
+  const auto it = std::lower_bound(by_world_.begin(), by_world_.end(), std::pair<int, int>(w, 0));
+  return it != by_world_.end() && it->first == w ? it->second : -1;
 }
 
 team team::split(int color, int key) const {
@@ -235,6 +238,7 @@ void team::destroy(entry_barrier) {
   owned_ = false;
   rank_ = -1;
   world_ranks_.clear();
+  by_world_.clear();
   key_ = 0;
 }
 
