@@ -13,6 +13,22 @@
 namespace accrete::detail {
 
 namespace {
+// A message above INT_MAX bytes (an RPC carrying a 3 GB vector) travels as
+// one element of a type that many bytes long: MPI's counts are int. The
+// type is freed as soon as the operation has started (MPI lets it finish).
+MPI_Datatype bytes_type(std::size_t n) {
+  constexpr std::size_t block = std::size_t{1} << 30;
+  MPI_Datatype gib, t;
+  ACCRETE_MPI(MPI_Type_contiguous(int(block), MPI_BYTE, &gib));
+  const int lens[2] = {int(n / block), int(n % block)};
+  const MPI_Aint disps[2] = {0, MPI_Aint(n / block * block)};
+  const MPI_Datatype types[2] = {gib, MPI_BYTE};
+  ACCRETE_MPI(MPI_Type_create_struct(2, lens, disps, types, &t));
+  ACCRETE_MPI(MPI_Type_commit(&t));
+  MPI_Type_free(&gib);
+  return t;
+}
+
 std::unordered_map<std::intptr_t, bool>& am_registry() {
   static std::unordered_map<std::intptr_t, bool> r;
   return r;
@@ -234,8 +250,13 @@ bool receive_messages() {
     ACCRETE_MPI(MPI_Improbe(MPI_ANY_SOURCE, am_tag, st.am, &flag, &m, &s));
 #endif
     if (!flag) break;
+#ifdef ACCRETE_SMPI
     int count = 0;
     MPI_Get_count(&s, MPI_BYTE, &count);
+#else
+    MPI_Count count = 0;
+    ACCRETE_MPI(MPI_Get_elements_x(&s, MPI_BYTE, &count));
+#endif
     // Uninitialised: MPI overwrites every byte.
     auto buf = std::make_unique_for_overwrite<std::byte[]>(std::size_t(count));
 #ifdef ACCRETE_SMPI
@@ -252,7 +273,13 @@ bool receive_messages() {
     ACCRETE_MPI(MPI_Irecv(a.data.get(), count, MPI_BYTE, s.MPI_SOURCE, am_tag, st.am, &a.req));
     st.arrivals.push_back(std::move(a));
 #else
-    ACCRETE_MPI(MPI_Mrecv(buf.get(), count, MPI_BYTE, &m, MPI_STATUS_IGNORE));
+    if (count > INT_MAX) {
+      MPI_Datatype t = bytes_type(std::size_t(count));
+      ACCRETE_MPI(MPI_Mrecv(buf.get(), 1, t, &m, MPI_STATUS_IGNORE));
+      MPI_Type_free(&t);
+    } else {
+      ACCRETE_MPI(MPI_Mrecv(buf.get(), int(count), MPI_BYTE, &m, MPI_STATUS_IGNORE));
+    }
     std::span<const std::byte> msg(buf.get(), std::size_t(count));
     deliver(s.MPI_SOURCE, msg, std::move(buf));
 #endif
@@ -314,8 +341,10 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
     st.to_self.push_back({std::move(msg), internal});
     return;
   }
+#ifdef ACCRETE_SMPI
   if (msg.size() > std::size_t(INT_MAX))
-    throw error("accrete: active message of " + std::to_string(msg.size()) + " bytes exceeds INT_MAX");
+    throw error("accrete: active message of " + std::to_string(msg.size()) + " bytes exceeds INT_MAX under SMPI");
+#endif
   // Node-local: through the ring when it has room (messages need not stay
   // in order, so a full ring simply sends this one through MPI).
   if (ring_push(rank, msg)) return;
@@ -329,7 +358,13 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
   ++st.sent[rank];
   st.sends.push_back({MPI_REQUEST_NULL, rank, std::move(msg)});
   auto& s = st.sends.back();
-  ACCRETE_MPI(MPI_Isend(s.buf.data(), int(s.buf.size()), MPI_BYTE, rank, am_tag, st.am, &s.req));
+  if (s.buf.size() > std::size_t(INT_MAX)) {
+    MPI_Datatype t = bytes_type(s.buf.size());
+    ACCRETE_MPI(MPI_Isend(s.buf.data(), 1, t, rank, am_tag, st.am, &s.req));
+    MPI_Type_free(&t);
+  } else {
+    ACCRETE_MPI(MPI_Isend(s.buf.data(), int(s.buf.size()), MPI_BYTE, rank, am_tag, st.am, &s.req));
+  }
 }
 
 void am_send(int rank, am_handler h, std::span<const std::byte> payload) {
