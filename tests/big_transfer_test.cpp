@@ -70,11 +70,15 @@ int main() {
       std::printf("RPC with a %zu-byte argument: %s\n", bytes, ok ? "ok" : "FAILED");
       bad |= !ok;
     }
-    std::vector<std::uint8_t> back = accrete::rpc(last, [byte_at](std::size_t n) {
-                                       std::vector<std::uint8_t> r(n);
-                                       for (std::size_t i = 0; i < n; ++i) r[i] = byte_at(i);
-                                       return r;
-                                     }, bytes).wait();
+    std::vector<std::uint8_t> back = accrete::rpc(
+                                         last,
+                                         [byte_at](std::size_t n) {
+                                           std::vector<std::uint8_t> r(n);
+                                           for (std::size_t i = 0; i < n; ++i) r[i] = byte_at(i);
+                                           return r;
+                                         },
+                                         bytes)
+                                         .wait();
     std::uint64_t sum = 0;
     for (std::size_t i = 0; i < back.size(); i += 4099) sum += back[i];
     const bool ok = back.size() == bytes && sum + back.back() == want;

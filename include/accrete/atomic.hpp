@@ -3,21 +3,16 @@
 // Remote atomics on global pointers.
 //
 // atomic_domain<T> (T = any integer type of 32 or 64 bits other than bool,
-// such as int32_t, uint64_t, long long or size_t; float, double) performs atomic read-modify-write operations on objects of type T
-// in any process's segment with MPI atomics (MPI_Fetch_and_op,
-// MPI_Compare_and_swap, MPI_Accumulate) on one window over all segments, so
-// operations of all domains are atomic with respect to each other wherever
-// they come from — but not with respect to rput/rget or direct load/store of
-// the same object. compare_exchange on float/double compares bit patterns.
-// float/double operations all work on the bits (unsigned integers of the
-// same width): add, mul, min and max are compare-and-swap loops, at least two
-// round trips, each retry issued at the caller's user-level progress (any
-// wait() makes it); one caller's float operations on one object go one at
-// a time, each starting from the value the one before it left. mul on
-// integers is MPI_PROD. Where Open MPI 4's osc/rdma serves the window
-// (the program initialized MPI with it in, and the world spans nodes), the
-// operations that are 64-bit compare-and-swaps throw accrete::error naming
-// the remedy: osc/rdma crashes on them (docs/semantics.md).
+// such as int32_t, uint64_t, long long or size_t; float, double) performs atomic read-modify-write operations on
+// objects of type T in any process's segment with MPI atomics (MPI_Fetch_and_op, MPI_Compare_and_swap, MPI_Accumulate)
+// on one window over all segments, so operations of all domains are atomic with respect to each other wherever they
+// come from — but not with respect to rput/rget or direct load/store of the same object. compare_exchange on
+// float/double compares bit patterns. float/double operations all work on the bits (unsigned integers of the same
+// width): add, mul, min and max are compare-and-swap loops, at least two round trips, each retry issued at the caller's
+// user-level progress (any wait() makes it); one caller's float operations on one object go one at a time, each
+// starting from the value the one before it left. mul on integers is MPI_PROD. Where Open MPI 4's osc/rdma serves the
+// window (the program initialized MPI with it in, and the world spans nodes), the operations that are 64-bit
+// compare-and-swaps throw accrete::error naming the remedy: osc/rdma crashes on them (docs/semantics.md).
 //
 // Completion: each call issues its operation and returns; the operation
 // completes at the target during a later internal progress (which flushes
@@ -71,9 +66,9 @@ namespace detail {
 // Integers go by width and signedness (int64_t, long long and, on LP64,
 // long are one MPI type), as UPC++ takes any 32- or 64-bit integer type.
 template <class T>
-inline constexpr bool atomic_supported =
-    (std::is_integral_v<T> && !std::is_same_v<T, bool> && (sizeof(T) == 4 || sizeof(T) == 8)) ||
-    std::is_same_v<T, float> || std::is_same_v<T, double>;
+inline constexpr bool atomic_supported = (std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+                                          (sizeof(T) == 4 || sizeof(T) == 8)) ||
+                                         std::is_same_v<T, float> || std::is_same_v<T, double>;
 }  // namespace detail
 
 /// Tag: constructs an inactive atomic_domain.

@@ -201,7 +201,8 @@ team team::create_from(const std::vector<int>& ranks) const {
   for (std::size_t i = 0; i < ranks.size() && bad.empty(); ++i) {
     const int r = ranks[i];
     if (r < 0 || r >= n)
-      bad = "rank " + std::to_string(r) + " (entry " + std::to_string(i) + ") is outside [0, " + std::to_string(n) + ")";
+      bad =
+          "rank " + std::to_string(r) + " (entry " + std::to_string(i) + ") is outside [0, " + std::to_string(n) + ")";
     else if (seen[std::size_t(r)]++)
       bad = "rank " + std::to_string(r) + " is listed twice";
     else if (r == me)
@@ -246,8 +247,9 @@ team& team_id::here() const {
   detail::require_initialized("team_id::here()");
   auto it = live_teams.find(key_);
   if (key_ == 0 || it == live_teams.end())
-    throw error("accrete::team_id::here: this process has no live team with that id (not a member, "
-                "destroyed, or not split yet)");
+    throw error(
+        "accrete::team_id::here: this process has no live team with that id (not a member, "
+        "destroyed, or not split yet)");
   return *it->second;
 }
 
