@@ -13,21 +13,32 @@
 namespace accrete::detail {
 
 namespace {
-// A message above INT_MAX bytes (an RPC carrying a 3 GB vector) travels as
-// one element of a type that many bytes long: MPI's counts are int. The
-// type is freed as soon as the operation has started (MPI lets it finish).
-MPI_Datatype bytes_type(std::size_t n) {
-  constexpr std::size_t block = std::size_t{1} << 30;
-  MPI_Datatype gib, t;
-  ACCRETE_MPI(MPI_Type_contiguous(int(block), MPI_BYTE, &gib));
-  const int lens[2] = {int(n / block), int(n % block)};
-  const MPI_Aint disps[2] = {0, MPI_Aint(n / block * block)};
-  const MPI_Datatype types[2] = {gib, MPI_BYTE};
-  ACCRETE_MPI(MPI_Type_create_struct(2, lens, disps, types, &t));
-  ACCRETE_MPI(MPI_Type_commit(&t));
-  MPI_Type_free(&gib);
-  return t;
-}
+// n bytes as MPI's (count, type): MPI_BYTE up to INT_MAX, and above it (an
+// RPC carrying a 3 GB vector) one element of a type that many bytes long,
+// as MPI's counts are int. The type is freed with this object, once the
+// operation has started (MPI lets a started operation finish).
+struct byte_count {
+  int count;
+  MPI_Datatype type = MPI_BYTE;
+  explicit byte_count(std::size_t n) : count(int(n)) {
+    if (n <= std::size_t(INT_MAX)) return;
+    constexpr std::size_t block = std::size_t{1} << 30;
+    MPI_Datatype gib;
+    ACCRETE_MPI(MPI_Type_contiguous(int(block), MPI_BYTE, &gib));
+    const int lens[2] = {int(n / block), int(n % block)};
+    const MPI_Aint disps[2] = {0, MPI_Aint(n / block * block)};
+    const MPI_Datatype types[2] = {gib, MPI_BYTE};
+    ACCRETE_MPI(MPI_Type_create_struct(2, lens, disps, types, &type));
+    ACCRETE_MPI(MPI_Type_commit(&type));
+    MPI_Type_free(&gib);
+    count = 1;
+  }
+  byte_count(const byte_count&) = delete;
+  byte_count& operator=(const byte_count&) = delete;
+  ~byte_count() {
+    if (type != MPI_BYTE) MPI_Type_free(&type);
+  }
+};
 
 std::unordered_map<std::intptr_t, bool>& am_registry() {
   static std::unordered_map<std::intptr_t, bool> r;
@@ -273,12 +284,9 @@ bool receive_messages() {
     ACCRETE_MPI(MPI_Irecv(a.data.get(), count, MPI_BYTE, s.MPI_SOURCE, am_tag, st.am, &a.req));
     st.arrivals.push_back(std::move(a));
 #else
-    if (count > INT_MAX) {
-      MPI_Datatype t = bytes_type(std::size_t(count));
-      ACCRETE_MPI(MPI_Mrecv(buf.get(), 1, t, &m, MPI_STATUS_IGNORE));
-      MPI_Type_free(&t);
-    } else {
-      ACCRETE_MPI(MPI_Mrecv(buf.get(), int(count), MPI_BYTE, &m, MPI_STATUS_IGNORE));
+    {
+      const byte_count bc{static_cast<std::size_t>(count)};
+      ACCRETE_MPI(MPI_Mrecv(buf.get(), bc.count, bc.type, &m, MPI_STATUS_IGNORE));
     }
     std::span<const std::byte> msg(buf.get(), std::size_t(count));
     deliver(s.MPI_SOURCE, msg, std::move(buf));
@@ -358,13 +366,8 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg) {
   ++st.sent[rank];
   st.sends.push_back({MPI_REQUEST_NULL, rank, std::move(msg)});
   auto& s = st.sends.back();
-  if (s.buf.size() > std::size_t(INT_MAX)) {
-    MPI_Datatype t = bytes_type(s.buf.size());
-    ACCRETE_MPI(MPI_Isend(s.buf.data(), 1, t, rank, am_tag, st.am, &s.req));
-    MPI_Type_free(&t);
-  } else {
-    ACCRETE_MPI(MPI_Isend(s.buf.data(), int(s.buf.size()), MPI_BYTE, rank, am_tag, st.am, &s.req));
-  }
+  const byte_count bc(s.buf.size());
+  ACCRETE_MPI(MPI_Isend(s.buf.data(), bc.count, bc.type, rank, am_tag, st.am, &s.req));
 }
 
 void am_send(int rank, am_handler h, std::span<const std::byte> payload) {
