@@ -408,8 +408,7 @@ void run_cm_case(int index) {
 // Cases per element type at each P; each is small, so the suite runs in
 // seconds, but together they draw every option against every layout.
 // COMBINATIONS_SCALE=k runs k times as many (k = 10 for a longer search by
-// hand; k = 0.34 for the multi-host runs, where every round trip crosses
-// TCP: the first third of the same cases). COMBINATIONS_FIRST=f starts at
+// hand, k < 1 for a first fraction of the same cases). COMBINATIONS_FIRST=f starts at
 // case f instead of 0, to search cases the suite does not draw.
 int scaled(int n) {
   const char* e = std::getenv("COMBINATIONS_SCALE");
