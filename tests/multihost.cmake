@@ -90,9 +90,10 @@ endforeach()
 # as its other 2 x 2 runs (see above).
 set(_mh_cyclic_programs multihost_test runtime_test upcxx_test dist_object_test collectives_test atomic_test
     convergent_matrix_test cm_repro_test sparse_matrix_test extend_add_test collective_mix_test side_by_side_test
-    combinations_test)
+    combinations_test dist_array_test rma_mix_test remote_completion_test cm_rounds_test)
 set(_mh_uneven_programs multihost_test runtime_test upcxx_test convergent_matrix_test cm_repro_test
-    sparse_matrix_test rma_mix_test collective_mix_test side_by_side_test)
+    sparse_matrix_test rma_mix_test collective_mix_test side_by_side_test combinations_test dist_array_test
+    atomic_test dist_object_test)
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
   foreach(layout 2x2cyclic 3of2x2cyclic)
     set(np 4)
