@@ -26,7 +26,8 @@ set(_mh_ppn 1 2)
 if(ACCRETE_MPI_FLAVOR STREQUAL "mpich")
   set(_mh_ppn 1)
   foreach(prog multihost_test rpc_test runtime_test strided_test irregular_test atomic_test collectives_test
-          convergent_matrix_test rma_mix_test collective_mix_test upcxx_test dist_object_test sparse_matrix_test)
+          convergent_matrix_test rma_mix_test collective_mix_test upcxx_test dist_object_test sparse_matrix_test
+          cm_rounds_test cm_merge_test edges_test agreement_test remote_completion_test extend_add_test)
     set(tname multihost.${prog}.2x2)
     add_test(NAME ${tname}
       COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/multihost/hosts.sh mpich 2 2 $<TARGET_FILE:${prog}>)
