@@ -18,12 +18,10 @@ one() {  # mpi np name node_size bench-args...
   shift 4
   local launch=(mpiexec.$mpi -n "$np")
   [ "$mpi" = openmpi ] && launch+=(--oversubscribe)
+  local env=()
+  [ "$node" = 1 ] && env=(ACCRETE_NODE_SIZE=1)
   echo "== $name"
-  if [ "$node" = 1 ]; then
-    ACCRETE_NODE_SIZE=1 "${launch[@]}" "build/$mpi/bench/hessian/bench_hessian" --json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1
-  else
-    "${launch[@]}" "build/$mpi/bench/hessian/bench_hessian" --json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1
-  fi
+  env "${env[@]}" "${launch[@]}" "build/$mpi/bench/hessian/bench_hessian" --json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1
 }
 start=$(date +%s)
 for r in $(seq 1 "$runs"); do
