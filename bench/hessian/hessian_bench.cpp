@@ -306,13 +306,11 @@ int main(int argc, char** argv) {
   if (baselines && detail::world_on_one_node() && !ns_env) {
     impls.push_back({"mpi_shared_memory", [&] {
                        return baseline([&] {
-                         return hw::baseline_shared_memory(prm, MPI_COMM_WORLD, mat.data(), lay.ld, lay.rows,
-                                                           lay.cols);
+                         return hw::baseline_shared_memory(prm, MPI_COMM_WORLD, mat.data(), lay.ld, lay.rows, lay.cols);
                        });
                      }});
   }
-  impls.push_back(
-      {"local_apply_ref", [&] { return from_baseline(hw::local_apply_reference(prm, MPI_COMM_WORLD)); }});
+  impls.push_back({"local_apply_ref", [&] { return from_baseline(hw::local_apply_reference(prm, MPI_COMM_WORLD)); }});
   impls.push_back({"compute_only", [&] { return run_compute_only(prm); }});
 
 #ifdef ACCRETE_SMPI
@@ -367,34 +365,36 @@ int main(int argc, char** argv) {
       if (std::fscanf(f, "%lf", &load) != 1) load = 0;
       std::fclose(f);
     }
-    std::printf("median of %d interleaved repetitions; times are the maximum over processes; load average %.2f\n",
-                reps, load);
+    std::printf("median of %d interleaved repetitions; times are the maximum over processes; load average %.2f\n", reps,
+                load);
     if (rounds)
-      std::printf("rounds mode: %d rounds per repetition, each ended by its own assembly; T and phases per round "
-                  "(local_apply_ref and compute_only: one round)\n",
-                  rounds);
+      std::printf(
+          "rounds mode: %d rounds per repetition, each ended by its own assembly; T and phases per round "
+          "(local_apply_ref and compute_only: one round)\n",
+          rounds);
     if (stream_bw > 0 && phys_T > 0)
-      std::printf("stream add (d += s, all %d processes at once): %.2f GB/s aggregate; physical bound = compute-only "
-                  "%.4f s + 12 B x %.3g elements / that = %.4f s\n",
-                  P, stream_bw / 1e9, compute_T, elems, phys_T);
+      std::printf(
+          "stream add (d += s, all %d processes at once): %.2f GB/s aggregate; physical bound = compute-only "
+          "%.4f s + 12 B x %.3g elements / that = %.4f s\n",
+          P, stream_bw / 1e9, compute_T, elems, phys_T);
     else if (stream_bw > 0)
-      std::printf("stream add (d += s, all %d processes at once): %.2f GB/s aggregate; no physical bound "
-                  "(compute_only was not run; T/phys and its ratios print 0)\n",
-                  P, stream_bw / 1e9);
+      std::printf(
+          "stream add (d += s, all %d processes at once): %.2f GB/s aggregate; no physical bound "
+          "(compute_only was not run; T/phys and its ratios print 0)\n",
+          P, stream_bw / 1e9);
     else
-      std::printf("simulated (SMPI): times are simulated seconds; no physical bound (memory contention is not "
-                  "modelled); RSS is the whole simulation's\n");
-    if (straggle > 1)
-      std::printf("straggler: process %d generates each update %d times\n", P - 1, straggle);
-    std::printf("%-22s %9s %10s %8s %8s %8s %8s %8s %8s %9s %9s %8s %8s %s\n", "implementation", "T [s]",
-                "updates/s", "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "peak buf", "T/phys",
-                "T/ref", "checksum");
+      std::printf(
+          "simulated (SMPI): times are simulated seconds; no physical bound (memory contention is not "
+          "modelled); RSS is the whole simulation's\n");
+    if (straggle > 1) std::printf("straggler: process %d generates each update %d times\n", P - 1, straggle);
+    std::printf("%-22s %9s %10s %8s %8s %8s %8s %8s %8s %9s %9s %8s %8s %s\n", "implementation", "T [s]", "updates/s",
+                "GB/s", "bin", "move", "apply", "wait", "B/elem", "RSS MiB", "peak buf", "T/phys", "T/ref", "checksum");
     js << "{\"workload\":\"hessian\",\"preset\":\"" << preset << "\",\"N\":" << prm.N << ",\"n\":" << prm.n()
-       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"straggle\":" << straggle << ",\"rounds\":" << rounds << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc
-       << "],\"node_size\":\"" << (ns ? ns : "real") << "\",\"mpi\":\"" << mv << "\",\"reps\":" << reps
-       << ",\"expected_checksum\":" << expected << ",\"loadavg_at_end\":" << load
-       << ",\"stream_add_GBps\":" << stream_bw / 1e9 << ",\"physical_bound_T\":" << phys_T
-       << ",\"local_apply_ref_T\":" << ref_T << ",\"results\":[";
+       << ",\"U\":" << prm.U << ",\"k\":" << prm.k << ",\"straggle\":" << straggle << ",\"rounds\":" << rounds
+       << ",\"P\":" << P << ",\"grid\":[" << pr << "," << pc << "],\"node_size\":\"" << (ns ? ns : "real")
+       << "\",\"mpi\":\"" << mv << "\",\"reps\":" << reps << ",\"expected_checksum\":" << expected
+       << ",\"loadavg_at_end\":" << load << ",\"stream_add_GBps\":" << stream_bw / 1e9
+       << ",\"physical_bound_T\":" << phys_T << ",\"local_apply_ref_T\":" << ref_T << ",\"results\":[";
   }
   bool first = true;
   for (auto& r : results) {
@@ -449,22 +449,23 @@ int main(int argc, char** argv) {
     js << "],\"summary\":{\"packets_over_physical_bound\":" << ratio(pk, phys_T)
        << ",\"packets_over_local_apply_ref\":" << ratio(pk, ref_T)
        << ",\"best_mpi_baseline_over_packets\":" << ratio(best, pk)
-       << ",\"mpi_accumulate_over_packets\":" << ratio(acc, pk)
-       << ",\"mpi_alltoallv_over_packets\":" << ratio(a2a, pk)
+       << ",\"mpi_accumulate_over_packets\":" << ratio(acc, pk) << ",\"mpi_alltoallv_over_packets\":" << ratio(a2a, pk)
        << ",\"mpi_shared_memory_over_packets\":" << ratio(shm, pk)
        << ",\"packets_repro_over_packets\":" << ratio(median_T("accrete_packets_repro"), pk)
        << ",\"packets_atomic_over_packets\":" << ratio(median_T("accrete_packets_atomic"), pk)
        << ",\"packets_thread_over_packets\":" << ratio(median_T("accrete_packets_thread"), pk)
        << ",\"best_mpi_baseline_over_packets_thread\":" << ratio(best, median_T("accrete_packets_thread")) << "}}\n";
     if (pk > 0)
-      std::printf("summary: packets / physical bound %.2f, / local-apply ref %.2f; best MPI baseline / packets %.2f%s\n",
-                  ratio(pk, phys_T), ratio(pk, ref_T), ratio(best, pk),
-                  shm > 0 ? (", shared-memory baseline / packets " + std::to_string(ratio(shm, pk))).c_str() : "");
+      std::printf(
+          "summary: packets / physical bound %.2f, / local-apply ref %.2f; best MPI baseline / packets %.2f%s\n",
+          ratio(pk, phys_T), ratio(pk, ref_T), ratio(best, pk),
+          shm > 0 ? (", shared-memory baseline / packets " + std::to_string(ratio(shm, pk))).c_str() : "");
     if (pk > 0 && median_T("accrete_packets_repro") > 0)
       std::printf("summary: reproducible packets / packets %.2f\n", ratio(median_T("accrete_packets_repro"), pk));
     if (pk > 0 && median_T("accrete_packets_thread") > 0)
-      std::printf("summary: packets with progress thread / without %.2f; best MPI baseline / packets with thread %.2f\n",
-                  ratio(median_T("accrete_packets_thread"), pk), ratio(best, median_T("accrete_packets_thread")));
+      std::printf(
+          "summary: packets with progress thread / without %.2f; best MPI baseline / packets with thread %.2f\n",
+          ratio(median_T("accrete_packets_thread"), pk), ratio(best, median_T("accrete_packets_thread")));
     if (pk > 0 && median_T("accrete_packets_atomic") > 0)
       std::printf("summary: atomic-update packets / packets %.2f\n", ratio(median_T("accrete_packets_atomic"), pk));
     std::printf("RSS: peak resident set per process while that implementation ran (max over processes and reps)\n");
