@@ -216,9 +216,32 @@ int main(int argc, char** argv) {
     else if (s == "--thread-ab")
       continue;
     else {
-      std::fprintf(stderr, "bench_hessian: unknown argument %s\n", s.c_str());
+      if (rank_me() == 0)
+        std::fprintf(stderr,
+                     "bench_hessian: unknown argument %s\nusage: bench_hessian [--preset tiny|small|large|paper] "
+                     "[--reps R] [--k K] [--U U] [--rounds R] [--straggle F] [--coalesce BYTES] "
+                     "[--buffer-cap BYTES] [--thread-ab] [--no-baselines] [--only NAME[,NAME...]] [--json PATH]\n",
+                     s.c_str());
       return 2;
     }
+  }
+  // A misspelt name in --only would silently leave its column out.
+  static const char* const known[] = {
+      "accrete_packets",        "accrete_alltoall", "accrete_packets_repro", "accrete_packets_atomic",
+      "accrete_packets_thread", "mpi_accumulate",   "mpi_alltoallv",         "mpi_shared_memory",
+      "local_apply_ref",        "compute_only"};
+  for (std::size_t b = 0; b < only.size();) {
+    const std::size_t e = std::min(only.find(',', b), only.size());
+    const std::string n = only.substr(b, e - b);
+    if (std::none_of(std::begin(known), std::end(known), [&](const char* x) { return n == x; })) {
+      if (rank_me() == 0) {
+        std::fprintf(stderr, "bench_hessian: --only: no implementation named '%s'; the names are", n.c_str());
+        for (const char* x : known) std::fprintf(stderr, " %s", x);
+        std::fprintf(stderr, "\n");
+      }
+      return 2;
+    }
+    b = e + 1;
   }
   hw::params prm = hw::preset(preset);
   if (k >= 0) prm.k = k;
