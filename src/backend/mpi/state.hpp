@@ -23,7 +23,6 @@
 
 namespace accrete::detail {
 
-
 constexpr int am_tag = 17;
 // MPI counts are int; one MPI call moves at most this many bytes.
 constexpr std::size_t max_chunk = std::size_t{1} << 30;
@@ -65,11 +64,11 @@ struct state_t {
   bool cas64_crashes = false;
 
   // progress
-  std::vector<completion> await_flush;  // remote puts/gets issued, not yet flushed
-  std::vector<int> flush_targets;       // their targets, each once
+  std::vector<completion> await_flush;     // remote puts/gets issued, not yet flushed
+  std::vector<int> flush_targets;          // their targets, each once
   std::vector<std::uint8_t> flush_marked;  // per rank: listed in flush_targets
   bool flush_all = false;                  // a target was unknown: flush every rank
-  std::vector<MPI_Request> reqs;        // other outstanding requests
+  std::vector<MPI_Request> reqs;           // other outstanding requests
   std::vector<completion> req_done;
   // Parallel to reqs: the collective a request belongs to, watched for
   // ACCRETE_COLLECTIVE_TIMEOUT (null: not a collective, or no timeout);
