@@ -136,7 +136,8 @@ TEST(Rpc, ValuesToSelfArriveIntactAtEverySize) {
     std::string s(n, '\0');
     for (std::size_t i = 0; i < n; ++i) s[i] = char((i * 131 + n) & 0xff);
     auto echo = rpc(
-        rank_me(), [](view<char> v) { return std::string(v.begin(), v.end()) + "!"; }, make_view(s.data(), s.data() + n));
+        rank_me(), [](view<char> v) { return std::string(v.begin(), v.end()) + "!"; },
+        make_view(s.data(), s.data() + n));
     EXPECT_EQ(echo.wait(), s + "!") << n << " bytes";
   }
 }
@@ -333,8 +334,7 @@ TEST(RpcErrors, RandomMessagesThroughDispatchNeverCrash) {
     switch (k % 3) {
       case 0:  // a valid lambda message with a few bytes flipped, cut or extended
         msg = valid;
-        for (int f = 0; f < 1 + int(next() % 3); ++f)
-          msg[next() % msg.size()] = std::byte(next());
+        for (int f = 0; f < 1 + int(next() % 3); ++f) msg[next() % msg.size()] = std::byte(next());
         if (next() % 4 == 0) msg.resize(next() % (msg.size() + 8));
         break;
       case 1:  // random bytes of random length

@@ -160,15 +160,17 @@ void push_queue(const std::shared_ptr<lpc_queue>& q) {
   default_queue();
   const void* none = nullptr;
   if (!holds_queue(*q) && !q->holder.compare_exchange_strong(none, &thread_marker))
-    throw error("accrete: this persona (queue) is held by another thread; a persona is held by one thread at a "
-                "time (release it there first, e.g. end its persona_scope or liberate_master_persona)");
+    throw error(
+        "accrete: this persona (queue) is held by another thread; a persona is held by one thread at a "
+        "time (release it there first, e.g. end its persona_scope or liberate_master_persona)");
   held.push_back(q);
 }
 
 void pop_queue(const std::shared_ptr<lpc_queue>& q) {
   if (held.size() < 2 || held.back() != q)
-    throw error("accrete: releasing a persona (queue) that is not on top of this thread's stack (persona_scopes "
-                "end in the reverse order of their start, in the thread that started them)");
+    throw error(
+        "accrete: releasing a persona (queue) that is not on top of this thread's stack (persona_scopes "
+        "end in the reverse order of their start, in the thread that started them)");
   held.pop_back();
   if (std::find(held.begin(), held.end(), q) == held.end()) q->holder.store(nullptr, std::memory_order_release);
 }
@@ -434,10 +436,11 @@ void user_progress() {
   // (UPC++'s seq rule); another one would race it inside MPI.
   const bool master = holds_queue(*the_master_queue);
   if (!st.par && !master)
-    throw error("accrete::progress: called from a thread that does not hold the master persona, in the seq thread "
-                "mode, where only that thread may make progress (wait() included); for several communicating "
-                "threads use the par mode: compile with UPCXX_THREADMODE=1 or set ACCRETE_THREAD_MODE=par "
-                "(docs/semantics.md, \"Threads\")");
+    throw error(
+        "accrete::progress: called from a thread that does not hold the master persona, in the seq thread "
+        "mode, where only that thread may make progress (wait() included); for several communicating "
+        "threads use the par mode: compile with UPCXX_THREADMODE=1 or set ACCRETE_THREAD_MODE=par "
+        "(docs/semantics.md, \"Threads\")");
   std::size_t self_waiting = 0;
   {
     backend_guard g;
@@ -452,8 +455,8 @@ void user_progress() {
     // process serving requests must keep serving (measured: 3.4x more RPC
     // round trips per second when busy progress does not yield).
     if (master) self_waiting = st.to_self.size();
-    st.last_active = ran_ring || !st.ready.empty() || !st.inbox.empty() || !st.ready_counted.empty() ||
-                     self_waiting != 0;
+    st.last_active =
+        ran_ring || !st.ready.empty() || !st.inbox.empty() || !st.ready_counted.empty() || self_waiting != 0;
   }
   run_counted();
   // Completions and handlers may issue new operations (and re-enter
