@@ -2,6 +2,7 @@
 // self / nested / team RPCs, views, flattening of future results, a flood of
 // rpc_ff counted exactly, and errors (bad ranks, malformed messages, unknown
 // reply ids, exceptions in the callee).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <list>
@@ -231,6 +232,55 @@ TEST(Rpc, FloodOfFireAndForgetIsCountedExactly) {
   if (rank_me() == 0) {
     EXPECT_EQ(ff_count, std::uint64_t(per_rank) * rank_n());
   }
+  barrier();
+}
+
+// Everyone sends its right neighbour large views of growing and shrinking
+// sizes, without waiting in between: rings fill and messages go through
+// MPI, whose buffers are reused from one message to the next (a reused
+// buffer is larger than the message and holds the last one's bytes).
+// Every element is checked at the target, and the replies (large strings)
+// at the origin.
+std::vector<int> big_arrived;  // per sequence number: 1 exact, 2 wrong
+TEST(Rpc, LargeViewsOfChangingSizesArriveExact) {
+  const std::vector<std::size_t> sizes = {70000, 9000, 300000, 1, 150000, 40000, 300000, 33000, 0, 120000};
+  constexpr int laps = 6;
+  const int n = int(sizes.size()) * laps;
+  big_arrived.assign(std::size_t(n), 0);
+  barrier();
+  auto value = [](int from, int seq, std::size_t i) { return std::int32_t(from * 1000003 + seq * 7919 + int(i)); };
+  std::vector<std::vector<std::int32_t>> data(static_cast<std::size_t>(n));
+  std::vector<future<std::string>> echoes;
+  for (int seq = 0; seq < n; ++seq) {
+    auto& d = data[std::size_t(seq)];
+    d.resize(sizes[std::size_t(seq) % sizes.size()]);
+    for (std::size_t i = 0; i < d.size(); ++i) d[i] = value(rank_me(), seq, i);
+    rpc_ff(
+        right(),
+        [](int from, int seq, std::uint64_t len, view<std::int32_t> v) {
+          bool ok = v.size() == len;
+          for (std::size_t i = 0; ok && i < v.size(); ++i)
+            ok = v[i] == std::int32_t(from * 1000003 + seq * 7919 + int(i));
+          big_arrived[std::size_t(seq)] = ok ? 1 : 2;
+        },
+        rank_me(), seq, std::uint64_t(d.size()), make_view(d.begin(), d.end()));
+    if (seq % 3 == 0)
+      echoes.push_back(rpc(
+          right(), [](std::uint64_t len, int seq) { return std::string(len, char('a' + seq % 26)); },
+          std::uint64_t(d.size() * 4), seq));
+  }
+  for (std::size_t k = 0; k < echoes.size(); ++k) {
+    const int seq = int(k) * 3;
+    EXPECT_EQ(echoes[k].wait(), std::string(sizes[std::size_t(seq) % sizes.size()] * 4, char('a' + seq % 26)))
+        << "reply to message " << seq;
+  }
+  unsigned spins = 0;
+  while (std::count(big_arrived.begin(), big_arrived.end(), 0) != 0) {
+    progress();
+    detail::idle_backoff(spins);
+  }
+  for (int seq = 0; seq < n; ++seq)
+    EXPECT_EQ(big_arrived[std::size_t(seq)], 1) << "message " << seq << " from rank " << left();
   barrier();
 }
 

@@ -364,6 +364,7 @@ void backend_finalize() {
   st.ready.clear();
   st.inbox.clear();
   st.to_self.clear();
+  message_pool_clear();
   threads_finalize();
   crash_backtrace_uninstall();
   if (st.owns_mpi) MPI_Finalize();

@@ -40,6 +40,66 @@ struct byte_count {
   }
 };
 
+// ---- buffers of the MPI path ----------------------------------------------------
+// A message that goes through MPI needs a buffer of its own at both ends
+// for as long as MPI or the inbox holds it. Allocated per message, one above
+// glibc's mmap threshold (128 KiB) was mapped and unmapped every time and
+// each of its 4 KiB pages faulted when first written: two processes sending
+// each other 128 KiB RPCs at once (the rings full, so through MPI) spent
+// about half their time so. Completed sends and handled messages therefore
+// leave their buffers here for the next sends and receives. Bounded: at most
+// 64 buffers and 32 MiB in all; one under 32 KiB is not kept (malloc serves
+// those from its free lists) and neither is one over 32 MiB.
+struct message_pool_t {
+  static constexpr std::size_t max_buffers = 64;
+  static constexpr std::size_t max_bytes = std::size_t{32} << 20;
+  static constexpr std::size_t min_capacity = std::size_t{32} << 10;
+  std::vector<std::vector<std::byte>> free;
+  std::size_t bytes = 0;
+};
+message_pool_t message_pool;
+
+// A buffer of at least n bytes (size() >= n), from the pool when it has one.
+std::vector<std::byte> receive_buffer(std::size_t n) {
+  std::vector<std::byte> b = message_pool_take(n);
+  if (b.size() < n) b.resize(n);  // a reused buffer keeps its size: only what it grows is zeroed
+  return b;
+}
+}  // namespace
+
+// The smallest pooled buffer that can hold n bytes, or an empty vector.
+std::vector<std::byte> message_pool_take(std::size_t n) {
+  auto& f = message_pool.free;
+  std::size_t pick = f.size();
+  for (std::size_t i = 0; i < f.size(); ++i)
+    if (f[i].capacity() >= n && (pick == f.size() || f[i].capacity() < f[pick].capacity())) pick = i;
+  if (pick == f.size()) return {};
+  std::vector<std::byte> b = std::move(f[pick]);
+  f[pick] = std::move(f.back());
+  f.pop_back();
+  message_pool.bytes -= b.capacity();
+  return b;
+}
+
+void message_pool_give(std::vector<std::byte>&& buf) noexcept {
+  const std::size_t c = buf.capacity();
+  if (c < message_pool_t::min_capacity || message_pool.free.size() == message_pool_t::max_buffers ||
+      message_pool.bytes + c > message_pool_t::max_bytes)
+    return;
+  try {
+    message_pool.free.push_back(std::move(buf));
+  } catch (const std::bad_alloc&) {
+    return;  // the buffer is simply freed
+  }
+  message_pool.bytes += c;
+}
+
+void message_pool_clear() noexcept {
+  message_pool.free = {};
+  message_pool.bytes = 0;
+}
+
+namespace {
 std::unordered_map<std::intptr_t, bool>& am_registry() {
   static std::unordered_map<std::intptr_t, bool> r;
   return r;
@@ -64,14 +124,15 @@ bool internal_ok(std::span<const std::byte> msg) {
 // Takes one received message: handlers marked safe for internal progress
 // run at once, the others wait in the inbox (in a copy when `msg` is not
 // ours to keep).
-void deliver(int source, std::span<const std::byte> msg, std::unique_ptr<std::byte[]> owned) {
+void deliver(int source, std::span<const std::byte> msg, std::vector<std::byte>&& owned) {
   if (internal_ok(msg)) {
     dispatch(source, msg);
+    message_pool_give(std::move(owned));
     return;
   }
-  if (!owned) {
-    owned = std::make_unique_for_overwrite<std::byte[]>(msg.size());
-    std::memcpy(owned.get(), msg.data(), msg.size());
+  if (owned.empty()) {
+    owned = receive_buffer(msg.size());
+    std::memcpy(owned.data(), msg.data(), msg.size());
   }
   st.inbox.push_back({source, std::move(owned), msg.size()});
 }
@@ -85,6 +146,7 @@ void test_sends() {
     if (done) {
       st.inflight[st.sends[i].rank] -= st.sends[i].buf.size();
       st.inflight_total -= st.sends[i].buf.size();
+      message_pool_give(std::move(st.sends[i].buf));
       continue;
     }
     if (w != i) st.sends[w] = std::move(st.sends[i]);
@@ -118,7 +180,7 @@ bool receive_ring_messages(bool user_level) {
     if (user_level && in_place)
       dispatch(src, m);
     else
-      deliver(src, m, nullptr);
+      deliver(src, m, {});
   });
   return n != 0;
 }
@@ -232,7 +294,7 @@ bool deliver_arrivals() {
     if (!done) break;
     state_t::arriving a = std::move(st.arrivals.front());
     st.arrivals.pop_front();
-    std::span<const std::byte> msg(a.data.get(), std::size_t(a.count));
+    std::span<const std::byte> msg(a.data.data(), std::size_t(a.count));
     deliver(a.source, msg, std::move(a.data));
     got = true;
   }
@@ -268,8 +330,7 @@ bool receive_messages() {
     MPI_Count count = 0;
     ACCRETE_MPI(MPI_Get_elements_x(&s, MPI_BYTE, &count));
 #endif
-    // Uninitialised: MPI overwrites every byte.
-    auto buf = std::make_unique_for_overwrite<std::byte[]>(std::size_t(count));
+    std::vector<std::byte> buf = receive_buffer(std::size_t(count));
 #ifdef ACCRETE_SMPI
     // SMPI's probe finds a message as soon as it is sent, before its data
     // has crossed the simulated network, and a blocking receive then stops
@@ -281,14 +342,14 @@ bool receive_messages() {
     // made Hessian `paper` 15% slower at P = 4 with node size 1 under Open
     // MPI, large messages over shared memory moving only inside MPI calls.)
     state_t::arriving a{s.MPI_SOURCE, count, std::move(buf), MPI_REQUEST_NULL};
-    ACCRETE_MPI(MPI_Irecv(a.data.get(), count, MPI_BYTE, s.MPI_SOURCE, am_tag, st.am, &a.req));
+    ACCRETE_MPI(MPI_Irecv(a.data.data(), count, MPI_BYTE, s.MPI_SOURCE, am_tag, st.am, &a.req));
     st.arrivals.push_back(std::move(a));
 #else
     {
       const byte_count bc{static_cast<std::size_t>(count)};
-      ACCRETE_MPI(MPI_Mrecv(buf.get(), bc.count, bc.type, &m, MPI_STATUS_IGNORE));
+      ACCRETE_MPI(MPI_Mrecv(buf.data(), bc.count, bc.type, &m, MPI_STATUS_IGNORE));
     }
-    std::span<const std::byte> msg(buf.get(), std::size_t(count));
+    std::span<const std::byte> msg(buf.data(), std::size_t(count));
     deliver(s.MPI_SOURCE, msg, std::move(buf));
 #endif
   }
@@ -308,6 +369,10 @@ void am_register(am_handler h, bool internal) {
 std::vector<std::byte> message_buffer() {
   std::vector<std::byte> v = std::move(spare_message);
   spare_message = {};
+  if (v.capacity() == 0) {  // the last one went to MPI or to self: reuse one of an earlier MPI message
+    backend_guard g;
+    v = message_pool_take(0);
+  }
   v.clear();
   v.reserve(64);
   v.resize(am_header_bytes);

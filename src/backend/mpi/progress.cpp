@@ -482,7 +482,9 @@ void user_progress() {
       m = std::move(st.inbox.front());
       st.inbox.pop_front();
     }
-    dispatch(m.source, std::span<const std::byte>(m.data.get(), m.size));
+    dispatch(m.source, std::span<const std::byte>(m.data.data(), m.size));
+    backend_guard g;
+    message_pool_give(std::move(m.data));
   }
   if (self_waiting != 0) run_self_messages(self_waiting);
 }

@@ -102,7 +102,7 @@ struct state_t {
   std::atomic<std::uint64_t> handled{0};
   struct inbound {
     int source;
-    std::unique_ptr<std::byte[]> data;
+    std::vector<std::byte> data;  // from message_pool_take: may be longer than the message
     std::size_t size;
   };
   std::deque<inbound> inbox;
@@ -121,7 +121,7 @@ struct state_t {
   struct arriving {
     int source;
     int count;
-    std::unique_ptr<std::byte[]> data;
+    std::vector<std::byte> data;
     MPI_Request req;
   };
   std::deque<arriving> arrivals;
@@ -249,6 +249,11 @@ bool run_internal_self_messages();
 /// their handlers add, within a budget). User level, outside the lock.
 void run_self_messages(std::size_t n);
 void test_sends();
+// Buffers of messages that go through MPI, kept for reuse; under the
+// backend lock (messages.cpp says why).
+std::vector<std::byte> message_pool_take(std::size_t n);
+void message_pool_give(std::vector<std::byte>&& buf) noexcept;
+void message_pool_clear() noexcept;
 void dispatch(int source, std::span<const std::byte> msg);
 // node_barrier.cpp
 void open_node_sync();
