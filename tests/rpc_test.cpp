@@ -242,25 +242,24 @@ TEST(Rpc, FloodOfFireAndForgetIsCountedExactly) {
 // Every element is checked at the target, and the replies (large strings)
 // at the origin.
 std::vector<int> big_arrived;  // per sequence number: 1 exact, 2 wrong
+std::int32_t big_value(int from, int seq, std::size_t i) { return std::int32_t(from * 1000003 + seq * 7919 + int(i)); }
 TEST(Rpc, LargeViewsOfChangingSizesArriveExact) {
   const std::vector<std::size_t> sizes = {70000, 9000, 300000, 1, 150000, 40000, 300000, 33000, 0, 120000};
   constexpr int laps = 6;
   const int n = int(sizes.size()) * laps;
   big_arrived.assign(std::size_t(n), 0);
   barrier();
-  auto value = [](int from, int seq, std::size_t i) { return std::int32_t(from * 1000003 + seq * 7919 + int(i)); };
   std::vector<std::vector<std::int32_t>> data(static_cast<std::size_t>(n));
   std::vector<future<std::string>> echoes;
   for (int seq = 0; seq < n; ++seq) {
     auto& d = data[std::size_t(seq)];
     d.resize(sizes[std::size_t(seq) % sizes.size()]);
-    for (std::size_t i = 0; i < d.size(); ++i) d[i] = value(rank_me(), seq, i);
+    for (std::size_t i = 0; i < d.size(); ++i) d[i] = big_value(rank_me(), seq, i);
     rpc_ff(
         right(),
         [](int from, int seq, std::uint64_t len, view<std::int32_t> v) {
           bool ok = v.size() == len;
-          for (std::size_t i = 0; ok && i < v.size(); ++i)
-            ok = v[i] == std::int32_t(from * 1000003 + seq * 7919 + int(i));
+          for (std::size_t i = 0; ok && i < v.size(); ++i) ok = v[i] == big_value(from, seq, i);
           big_arrived[std::size_t(seq)] = ok ? 1 : 2;
         },
         rank_me(), seq, std::uint64_t(d.size()), make_view(d.begin(), d.end()));

@@ -55,7 +55,6 @@ struct message_pool_t {
   static constexpr std::size_t max_bytes = std::size_t{32} << 20;
   static constexpr std::size_t min_capacity = std::size_t{32} << 10;
   std::vector<std::vector<std::byte>> free;
-  std::size_t bytes = 0;
 };
 message_pool_t message_pool;
 
@@ -77,27 +76,24 @@ std::vector<std::byte> message_pool_take(std::size_t n) {
   std::vector<std::byte> b = std::move(f[pick]);
   f[pick] = std::move(f.back());
   f.pop_back();
-  message_pool.bytes -= b.capacity();
   return b;
 }
 
 void message_pool_give(std::vector<std::byte>&& buf) noexcept {
-  const std::size_t c = buf.capacity();
-  if (c < message_pool_t::min_capacity || message_pool.free.size() == message_pool_t::max_buffers ||
-      message_pool.bytes + c > message_pool_t::max_bytes)
+  auto& f = message_pool.free;
+  std::size_t bytes = buf.capacity();
+  for (const auto& b : f) bytes += b.capacity();
+  if (buf.capacity() < message_pool_t::min_capacity || f.size() == message_pool_t::max_buffers ||
+      bytes > message_pool_t::max_bytes)
     return;
   try {
-    message_pool.free.push_back(std::move(buf));
+    f.push_back(std::move(buf));
   } catch (const std::bad_alloc&) {
-    return;  // the buffer is simply freed
+    // the buffer is simply freed
   }
-  message_pool.bytes += c;
 }
 
-void message_pool_clear() noexcept {
-  message_pool.free = {};
-  message_pool.bytes = 0;
-}
+void message_pool_clear() noexcept { message_pool.free = {}; }
 
 namespace {
 std::unordered_map<std::intptr_t, bool>& am_registry() {
