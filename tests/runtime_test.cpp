@@ -178,6 +178,104 @@ TEST(Segment, HugeRequestsDoNotWrap) {
   deallocate(b);
 }
 
+// Small requests come from slabs of one size class, large or more strongly
+// aligned ones from the first-fit blocks. Mixed at random, every live object
+// keeps its own bytes, and a node peer reads them where the owner wrote them.
+TEST(Segment, SmallAndLargeObjectsMixedAtRandom) {
+  const std::size_t used_before = segment_used();
+  const std::size_t objects_before = detail::heap_live_objects();
+  struct object {
+    global_ptr<std::byte> p;
+    std::size_t bytes, alignment;
+    std::uint8_t fill;
+  };
+  std::vector<object> live;
+  std::uint64_t state = 0x9e3779b97f4a7c15ull + std::uint64_t(rank_me());
+  auto next = [&] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+  };
+  auto intact = [](const object& o) {
+    const std::byte* b = o.p.local();
+    for (std::size_t i = 0; i < o.bytes; ++i)
+      if (b[i] != std::byte(o.fill + i)) return false;
+    return true;
+  };
+  const std::size_t sizes[] = {1, 8, 15, 16, 17, 100, 129, 512, 513, 1000, 1024, 1025, 5000};
+  const std::size_t aligns[] = {1, 8, 16, 16, 16, 32, 64, 4096};
+  for (int step = 0; step < 20000; ++step) {
+    if (live.empty() || next() % 8 < 5) {
+      object o{{}, sizes[next() % std::size(sizes)], aligns[next() % std::size(aligns)], std::uint8_t(next())};
+      o.p = allocate(o.bytes, o.alignment);
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(o.p.local()) % o.alignment, 0u) << o.bytes << " B, " << o.alignment;
+      for (std::size_t i = 0; i < o.bytes; ++i) o.p.local()[i] = std::byte(o.fill + i);
+      live.push_back(o);
+    } else {
+      const std::size_t k = next() % live.size();
+      ASSERT_TRUE(intact(live[k])) << "object of " << live[k].bytes << " B was overwritten";
+      deallocate(live[k].p);
+      live[k] = live.back();
+      live.pop_back();
+    }
+  }
+  ASSERT_EQ(detail::heap_live_objects(), objects_before + live.size());
+  for (const auto& o : live) ASSERT_TRUE(intact(o)) << "object of " << o.bytes << " B was overwritten";
+
+  // Another process reads each object's first byte where its owner wrote it
+  // (every process checks its right neighbour's first live objects).
+  std::vector<std::pair<global_ptr<std::byte>, std::uint8_t>> firsts;
+  for (std::size_t i = 0; i < std::min<std::size_t>(live.size(), 16); ++i) firsts.push_back({live[i].p, live[i].fill});
+  dist_object<std::vector<std::pair<global_ptr<std::byte>, std::uint8_t>>> mine(firsts);
+  const int right = (rank_me() + 1) % rank_n();
+  for (const auto& [p, fill] : mine.fetch(right).wait()) {
+    EXPECT_EQ(p.where(), right);
+    EXPECT_EQ(rget(p).wait(), std::byte(fill));
+    if (p.is_local()) {
+      EXPECT_EQ(*p.local(), std::byte(fill));
+    }
+  }
+  barrier();
+
+  // Releasing a pointer twice, inside an object, or at a slot never handed
+  // out throws and changes nothing.
+  auto a = allocate(24), b = allocate(24);
+  EXPECT_THROW(deallocate(a + 8), bad_global_ptr);
+  deallocate(a);
+  EXPECT_THROW(deallocate(a), bad_global_ptr);
+  EXPECT_THROW(deallocate(b + 48 * 64), bad_global_ptr);
+  deallocate(b);
+  for (const auto& o : live) deallocate(o.p);
+  EXPECT_EQ(segment_used(), used_before);
+  EXPECT_EQ(detail::heap_live_objects(), objects_before);
+  barrier();
+}
+
+// Slabs emptied by the program are given back when a large request needs
+// their space: after many small objects come and go, the free space is one
+// block again.
+TEST(Segment, EmptiedSlabsReturnTheirSpace) {
+  std::vector<global_ptr<std::byte>> small;
+  for (int i = 0; i < 50000; ++i) small.push_back(allocate(std::size_t(16 + 16 * (i % 60))));
+  std::size_t used = segment_used();
+  EXPECT_GT(used, std::size_t(50000 * 16));
+  for (auto p : small) deallocate(p);
+  const std::size_t free_bytes = segment_size() - segment_used();
+  auto big = allocate(free_bytes - 64, 16);
+  deallocate(big);
+  // A segment filled with small objects: exhaustion is reported, not a crash,
+  // and everything goes back.
+  small.clear();
+  try {
+    for (;;) small.push_back(allocate(1000));
+  } catch (const segment_exhausted& e) {
+    EXPECT_EQ(e.requested(), 1000u);
+  }
+  EXPECT_GT(small.size(), std::size_t(0));
+  for (auto p : small) deallocate(p);
+  auto all = allocate(segment_size() - segment_used() - 64, 16);
+  deallocate(all);
+}
+
 TEST(GlobalPtr, ArithmeticAndComparison) {
   global_ptr<int> null;
   EXPECT_TRUE(null.is_null());

@@ -12,7 +12,9 @@ namespace accrete {
 
 /// Allocates `bytes` (aligned to `alignment`, a power of two) in the
 /// caller's segment. Throws segment_exhausted (requested vs free bytes) when
-/// it does not fit. Not thread-safe.
+/// it does not fit. Not thread-safe. Requests of up to 1 KiB aligned to at
+/// most 16 bytes are served from 64 KiB slabs of one size class (constant
+/// time); the rest, first fit.
 global_ptr<std::byte> allocate(std::size_t bytes, std::size_t alignment = alignof(std::max_align_t));
 /// Releases memory from allocate(). The pointer must be the caller's own,
 /// as returned by allocate (throws bad_global_ptr otherwise). Null is a no-op,
@@ -27,7 +29,10 @@ void deallocate(global_ptr<T> p) {
 }
 ///@}
 
-/// Bytes in the caller's segment, and bytes currently allocated.
+/// Bytes in the caller's segment, and bytes currently allocated (each
+/// allocation rounded up to 16 bytes, with its alignment padding, or to its
+/// size class when it came from a slab). A slab's unused objects count as free, though only requests of
+/// their class can take them while one of its objects is live.
 ///@{
 std::size_t segment_size();
 std::size_t segment_used();
