@@ -103,15 +103,49 @@ struct parked_msg {
 // An awaited reply: its promise, and in the PAR mode the queue of the
 // thread that sent the RPC (the promise is fulfilled there).
 struct reply_slot {
-  std::unique_ptr<reply_base> value;
+  std::unique_ptr<reply_base> value;  // null while the slot is free
   std::shared_ptr<lpc_queue> owner;
+  std::uint32_t generation = 0;  // counts the slot's uses, so a stale id is told apart
+};
+
+// Awaited replies in reusable slots: an id is the slot's index and its
+// generation, so registering and finding a reply allocate and hash nothing
+// (a hash map node per RPC was a malloc, a free and two hash walks).
+struct reply_table {
+  std::vector<reply_slot> slots;
+  std::vector<std::uint32_t> free;
+  std::size_t pending = 0;
+
+  std::uint64_t add(reply_slot s) {
+    std::uint32_t i;
+    if (free.empty()) {
+      i = std::uint32_t(slots.size());
+      slots.emplace_back();
+    } else {
+      i = free.back();
+      free.pop_back();
+    }
+    s.generation = slots[i].generation + 1;
+    slots[i] = std::move(s);
+    ++pending;
+    return std::uint64_t(slots[i].generation) << 32 | i;
+  }
+  // The slot of `id`, emptied, or false when no reply with this id is awaited.
+  bool take(std::uint64_t id, reply_slot& out) {
+    const auto i = std::uint32_t(id);
+    if (i >= slots.size() || !slots[i].value || slots[i].generation != std::uint32_t(id >> 32)) return false;
+    out.value = std::move(slots[i].value);
+    out.owner = std::move(slots[i].owner);
+    free.push_back(i);
+    --pending;
+    return true;
+  }
 };
 
 // Guarded by the backend lock: in the PAR mode any thread sends RPCs and
 // constructs dist_objects, while the master queue's thread receives.
 struct rpc_state {
-  std::uint64_t next_reply = 1;
-  std::unordered_map<std::uint64_t, reply_slot> replies;
+  reply_table replies;
   std::unordered_map<dist_key, void*, key_hash> objects;
   std::unordered_map<dist_key, std::vector<parked_msg>, key_hash> parked;
   std::size_t parked_count = 0;
@@ -147,9 +181,7 @@ std::uint64_t reply_register(std::unique_ptr<reply_base> slot) {
   (void)reply_handler_registered;
   std::shared_ptr<lpc_queue> owner = par_mode() ? current_queue() : nullptr;
   backend_guard g;
-  auto id = rs().next_reply++;
-  rs().replies.emplace(id, reply_slot{std::move(slot), std::move(owner)});
-  return id;
+  return rs().replies.add(reply_slot{std::move(slot), std::move(owner)});
 }
 
 void rpc_reply_handler(int source, std::span<const std::byte> payload) {
@@ -158,10 +190,7 @@ void rpc_reply_handler(int source, std::span<const std::byte> payload) {
   reply_slot slot;
   {
     backend_guard g;
-    auto it = rs().replies.find(id);
-    if (it == rs().replies.end()) r.fail("unknown reply id " + std::to_string(id));
-    slot = std::move(it->second);
-    rs().replies.erase(it);
+    if (!rs().replies.take(id, slot)) r.fail("unknown reply id " + std::to_string(id));
   }
   if (!slot.owner || holds_queue(*slot.owner)) return slot.value->deliver(r);
   // Another thread sent the RPC: the reply is read and its promise
@@ -178,7 +207,7 @@ void rpc_reply_handler(int source, std::span<const std::byte> payload) {
 
 std::size_t replies_pending() noexcept {
   backend_guard g;
-  return rs().replies.size();
+  return rs().replies.pending;
 }
 
 // ---- dist_object registry ------------------------------------------------------
