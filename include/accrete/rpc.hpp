@@ -273,10 +273,24 @@ struct rpc_trampoline {
     std::uint64_t id = 0;
     if (reply) id = r.read<std::uint64_t>();
     F f = read_callable<F>(r);
-    // Braces: the arguments are read left to right.
-    std::unique_ptr<typename sig::args_t> owned(new typename sig::args_t{r.read<A>()...});
-    r.expect_end();
-    auto& args = *owned;
+    using R = typename sig::result;
+    using args_t = typename sig::args_t;
+    // Braces: the arguments are read left to right. They live on the heap
+    // only when f returns a future, which may need them after this returns.
+    if constexpr (is_future_v<R>) {
+      std::unique_ptr<args_t> owned(new args_t{r.read<A>()...});
+      r.expect_end();
+      invoke_with(src, p, reply, id, f, *owned, held, &owned);
+    } else {
+      args_t args{r.read<A>()...};
+      r.expect_end();
+      invoke_with(src, p, reply, id, f, args, held, nullptr);
+    }
+  }
+
+  static void invoke_with(int src, std::span<const std::byte> p, bool reply, std::uint64_t id, F& f,
+                          typename sig::args_t& args, std::shared_ptr<kept>* held,
+                          std::unique_ptr<typename sig::args_t>* owned) {
     if (auto k = first_missing(args)) {  // a dist_object not constructed here yet
       rpc_park(*k, reply ? &request : &fire_and_forget, src, p);
       return;
@@ -294,7 +308,7 @@ struct rpc_trampoline {
       std::shared_ptr<kept> keep;
       if (held) {
         keep = std::move(*held);
-        keep->args = std::move(owned);
+        keep->args = std::move(*owned);
       }
       // The reply may name the arguments (a future of a reference to one):
       // they are released after it is written.
@@ -303,6 +317,7 @@ struct rpc_trampoline {
       else if (keep && !fut.ready())
         fut.then([keep](const auto&...) {});
     } else {
+      (void)owned;
       if (reply) {
         // A returned reference is serialized from the object it names (no
         // copy: the type may be move-only).

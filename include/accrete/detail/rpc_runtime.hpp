@@ -9,6 +9,7 @@
 #include <span>
 
 #include "accrete/detail/backend.hpp"
+#include "accrete/detail/future_state.hpp"
 #include "accrete/serialization.hpp"
 
 namespace accrete {
@@ -53,6 +54,9 @@ struct reply_base {
   virtual ~reply_base() = default;
   /// Reads the reply's values (after its id) and fulfils the promise.
   virtual void deliver(reader& r) = 0;
+  // One per RPC and a few words: from the per-thread pool of future states.
+  static void* operator new(std::size_t n) { return state_pool_take(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { state_pool_give(p, n); }
 };
 
 /// Registers `slot` and returns the id the target echoes back.
