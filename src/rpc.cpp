@@ -110,7 +110,8 @@ struct reply_slot {
 
 // Awaited replies in reusable slots: an id is the slot's index and its
 // generation, so registering and finding a reply allocate and hash nothing
-// (a hash map node per RPC was a malloc, a free and two hash walks).
+// (keyed by a counter in a hash map, every RPC would malloc and free a node
+// and walk the hash twice).
 struct reply_table {
   std::vector<reply_slot> slots;
   std::vector<std::uint32_t> free;
