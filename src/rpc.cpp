@@ -115,7 +115,8 @@ struct reply_slot {
 struct reply_table {
   std::vector<reply_slot> slots;
   std::vector<std::uint32_t> free;
-  std::size_t pending = 0;
+
+  std::size_t pending() const noexcept { return slots.size() - free.size(); }
 
   std::uint64_t add(reply_slot s) {
     std::uint32_t i;
@@ -128,7 +129,6 @@ struct reply_table {
     }
     s.generation = slots[i].generation + 1;
     slots[i] = std::move(s);
-    ++pending;
     return std::uint64_t(slots[i].generation) << 32 | i;
   }
   // The slot of `id`, emptied, or false when no reply with this id is awaited.
@@ -138,7 +138,6 @@ struct reply_table {
     out.value = std::move(slots[i].value);
     out.owner = std::move(slots[i].owner);
     free.push_back(i);
-    --pending;
     return true;
   }
 };
@@ -208,7 +207,7 @@ void rpc_reply_handler(int source, std::span<const std::byte> payload) {
 
 std::size_t replies_pending() noexcept {
   backend_guard g;
-  return rs().replies.pending;
+  return rs().replies.pending();
 }
 
 // ---- dist_object registry ------------------------------------------------------

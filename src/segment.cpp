@@ -51,20 +51,17 @@ struct heap_t {
   std::array<std::vector<std::uint32_t>, class_bytes.size()> with_room;  // per class; the last is used
   std::vector<std::uint32_t> slab_at;  // per 64 KiB of address from the segment's: id + 1
   std::uint64_t slab_origin = 0;       // address / slab_bytes of slab_at[0]
+  std::uintptr_t base = 0;             // the segment's address in this process
   std::size_t small_live = 0;
 };
 heap_t heap;
-
-std::uintptr_t segment_address() {
-  return reinterpret_cast<std::uintptr_t>(detail::segment_base(detail::world_rank()));
-}
 
 // First fit. `exact`: the alignment padding goes back to the free blocks
 // (slabs); otherwise it stays part of the block, as deallocate expects.
 // Returns the user offset and sets `block` to the block taken, or false.
 bool first_fit(std::size_t need, std::size_t alignment, bool exact, std::uint64_t& user,
                std::pair<std::uint64_t, std::size_t>& block) {
-  const auto base = segment_address();
+  const auto base = heap.base;
   for (auto it = heap.free_blocks.begin(); it != heap.free_blocks.end(); ++it) {
     auto [off, len] = *it;
     std::uint64_t u = (base + off + alignment - 1) / alignment * alignment - base;
@@ -97,9 +94,7 @@ void release_block(std::uint64_t off, std::size_t len) {
   heap.free_blocks[off] = len;
 }
 
-std::size_t slab_index(std::uint64_t user_off) {
-  return (segment_address() + user_off) / slab_bytes - heap.slab_origin;
-}
+std::size_t slab_index(std::uint64_t user_off) { return (heap.base + user_off) / slab_bytes - heap.slab_origin; }
 
 // A new slab for class `k` from the first-fit blocks, or false when none fits.
 bool add_slab(std::size_t k) {
@@ -203,7 +198,8 @@ namespace detail {
 void segment_init() {
   heap = heap_t{};
   heap.free_blocks[0] = segment_bytes();
-  heap.slab_origin = segment_address() / slab_bytes;
+  heap.base = reinterpret_cast<std::uintptr_t>(segment_base(world_rank()));
+  heap.slab_origin = heap.base / slab_bytes;
 }
 void segment_finalize() { heap = heap_t{}; }
 void close_heap(const char* closer) { heap.closed_by = closer; }
