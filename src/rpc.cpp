@@ -271,10 +271,8 @@ void rpc_park(const dist_key& k, am_handler h, int source, std::span<const std::
   // parking the message would leave its sender waiting without a word.
   if (dist_gone(rs(), k))
     throw error("accrete::dist_object: an RPC from rank " + std::to_string(source) +
-                " (a fetch or an rpc with a "
-                "dist_object argument) names dist_object " +
-                std::to_string(k.object) + " of team " + std::to_string(k.team) + ", which rank " +
-                std::to_string(world_rank()) +
+                " (a fetch or an rpc with a dist_object argument) names dist_object " + std::to_string(k.object) +
+                " of team " + std::to_string(k.team) + ", which rank " + std::to_string(world_rank()) +
                 " has destroyed already; destroy a dist_object only after every RPC for it has run (e.g. after a "
                 "barrier that follows its last use)");
   parked_msg m{h, source, std::vector<std::byte>(am_header_bytes + payload.size())};

@@ -31,8 +31,9 @@ void deallocate(global_ptr<T> p) {
 
 /// Bytes in the caller's segment, and bytes currently allocated (each
 /// allocation rounded up to 16 bytes, with its alignment padding, or to its
-/// size class when it came from a slab). A slab's unused objects count as free, though only requests of
-/// their class can take them while one of its objects is live.
+/// size class when it came from a slab). A slab's unused objects count as
+/// free, though only requests of their class can take them while one of its
+/// objects is live.
 ///@{
 std::size_t segment_size();
 std::size_t segment_used();
