@@ -68,7 +68,6 @@ struct accrete::serialization<nothing> {
   static nothing deserialize(accrete::reader&) { return {}; }
 };
 
-
 template <>
 struct accrete::serialization<person> {
   static void serialize(writer& w, const person& p) {
@@ -172,8 +171,10 @@ TEST(Serialization, Views) {
 // copyable elements) inside a rule, element by element.
 TEST(Serialization, ConstMembersAndArrays) {
   static_assert(is_serializable_v<const std::string>);
-  static_assert(std::is_same_v<deserialized_type_t<std::pair<const std::string, int>>, std::pair<const std::string, int>>);
-  static_assert(std::is_same_v<deserialized_type_t<std::tuple<const int, std::string>>, std::tuple<const int, std::string>>);
+  static_assert(
+      std::is_same_v<deserialized_type_t<std::pair<const std::string, int>>, std::pair<const std::string, int>>);
+  static_assert(
+      std::is_same_v<deserialized_type_t<std::tuple<const int, std::string>>, std::tuple<const int, std::string>>);
   const std::pair<const std::string, int> kv{"key", 7};
   const auto back = round_trip(kv);
   EXPECT_EQ(back.first, "key");

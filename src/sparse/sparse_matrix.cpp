@@ -232,7 +232,7 @@ struct sparse_state {
     std::vector<record> records;
     fill_later_vector<std::int64_t> idx;    // each record's rows, then its columns
     fill_later_vector<std::int32_t> slots;  // each record's entry slots (written by whoever appends)
-    std::size_t cursor = 0;           // the next record of this round
+    std::size_t cursor = 0;                 // the next record of this round
     // A record at the end, its slots unwritten (the caller or the first commit fills them); returns them.
     std::int32_t* append(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, held state,
                          bool remote) {
@@ -254,7 +254,7 @@ struct sparse_state {
     // nr x nc slots in the piece's (column-major) order.
     std::vector<std::int32_t> store;
     std::unordered_map<std::uint64_t, std::int64_t> heads;  // hash -> first record
-    std::size_t limit = 0;  // most int32s in store; 0: off
+    std::size_t limit = 0;                                  // most int32s in store; 0: off
     static std::uint64_t hash(const packet_view& v) noexcept {
       std::uint64_t h = std::uint64_t(std::uint32_t(v.nr)) << 32 | std::uint32_t(v.nc);
       auto take = [&h](std::int32_t x) { h = (h ^ std::uint32_t(x)) * 0x9e3779b97f4a7c15ull; };
@@ -360,8 +360,9 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
   auto add_one = [&](std::size_t at, std::int64_t k) {
     if (exact) {
       const R* from = reinterpret_cast<const R*>(vals + at);
-      add_run_exact(reinterpret_cast<R*>(s.values.data() + k), from, w,
-                    [&](std::int32_t c) { spilled.push_back({k * w + c, double(from[c])}); });
+      add_run_exact(reinterpret_cast<R*>(s.values.data() + k), from, w, [&](std::int32_t c) {
+        spilled.push_back({k * w + c, double(from[c])});
+      });
     } else {
       s.values[std::size_t(k)] = merge_one(op, s.values[std::size_t(k)], vals[at]);
     }
@@ -377,7 +378,9 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
         for (std::size_t at = 0; at < count; ++at) val[known[at]] += vals[at];
       } else if (exact && w == 1 && known[-1] == 1) {
         add_scattered_exact(reinterpret_cast<R*>(s.values.data()), known, reinterpret_cast<const R*>(vals), 1, count,
-                            [&](std::int32_t k, R x) { spilled.push_back({k, double(x)}); });
+                            [&](std::int32_t k, R x) {
+                              spilled.push_back({k, double(x)});
+                            });
       } else {
         for (std::size_t at = 0; at < count; ++at) add_one(at, known[at]);
       }
@@ -401,8 +404,8 @@ void sparse_apply(assembly_engine& e, const packet_view& v) {
         missing = true;
         if (s.frozen() && s.outside.empty())
           s.outside = "accrete::sparse_matrix: entry (row " + std::to_string(s.r0 + v.lrow[i]) + ", column " +
-                      std::to_string(v.lcol[j]) + ") is not in the frozen pattern (round " +
-                      std::to_string(e.round()) + "); the piece of the update that held it was not applied";
+                      std::to_string(v.lcol[j]) + ") is not in the frozen pattern (round " + std::to_string(e.round()) +
+                      "); the piece of the update that held it was not applied";
       }
     });
   }
@@ -559,8 +562,8 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   std::vector<seen> mark(renumbered ? distinct.size() : std::size_t(s.n), seen{-1, 0});
   std::vector<std::int32_t> ucol;  // the row's columns, first seen first
   std::vector<T> uval;
-  std::vector<std::uint64_t> order;  // (column, place in ucol), sorted
-  std::vector<std::int32_t> sorted_at;  // place in ucol -> place in the sorted row
+  std::vector<std::uint64_t> order;                      // (column, place in ucol), sorted
+  std::vector<std::int32_t> sorted_at;                   // place in ucol -> place in the sorted row
   std::vector<std::pair<std::int64_t, double>> spilled;  // (component of uval, value)
   // Each contribution's place in the row (ref order), kept for the next
   // row: one fed by the same pieces puts its contributions in the same
@@ -590,8 +593,9 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
         } else if constexpr (Exact) {
           const std::int64_t k = m.place;
           const R* from = reinterpret_cast<const R*>(&x);
-          add_run_exact(reinterpret_cast<R*>(uv + k), from, w,
-                        [&](std::int32_t q) { spilled.push_back({k * w + q, double(from[q])}); });
+          add_run_exact(reinterpret_cast<R*>(uv + k), from, w, [&](std::int32_t q) {
+            spilled.push_back({k * w + q, double(from[q])});
+          });
         } else {
           uv[m.place] = merge_one(op, uv[m.place], x);
         }
@@ -654,7 +658,8 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     }
     if (!same) {
       order.resize(std::size_t(len));
-      for (std::int32_t k = 0; k < len; ++k) order[std::size_t(k)] = std::uint64_t(std::uint32_t(ucol[std::size_t(k)])) << 32 | std::uint32_t(k);
+      for (std::int32_t k = 0; k < len; ++k)
+        order[std::size_t(k)] = std::uint64_t(std::uint32_t(ucol[std::size_t(k)])) << 32 | std::uint32_t(k);
       std::sort(order.begin(), order.end());
       sorted_at.clear();
     }
@@ -777,9 +782,10 @@ void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
   // Recorded slots are places in this layout. Bounded: about twice the
   // bytes of the values; slots and record offsets are int32.
   s.received.clear();
-  s.received.limit = s.cache_wanted && s.values.size() <= std::size_t(INT32_MAX)
-                         ? std::min<std::size_t>(INT32_MAX, std::max<std::size_t>(std::size_t(1) << 16, 4 * s.values.size()))
-                         : 0;
+  s.received.limit =
+      s.cache_wanted && s.values.size() <= std::size_t(INT32_MAX)
+          ? std::min<std::size_t>(INT32_MAX, std::max<std::size_t>(std::size_t(1) << 16, 4 * s.values.size()))
+          : 0;
 }
 
 template <class T>
@@ -1109,8 +1115,8 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     if (batched && !remote) {
       add_scattered_rows(v, slot, block, rs, cs, nr, nc);
     } else if (exact && w == 1 && distinct && !remote) {
-      add_scattered_exact_rows(reinterpret_cast<R*>(v), slot, reinterpret_cast<const R*>(block), rs, cs, nr, nc,
-                               unique, spill_real);
+      add_scattered_exact_rows(reinterpret_cast<R*>(v), slot, reinterpret_cast<const R*>(block), rs, cs, nr, nc, unique,
+                               spill_real);
     } else {
       for (std::size_t i = 0; i < nr; ++i) {
         if (remote && !own(rows[i])) continue;
@@ -1122,8 +1128,9 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
           for (std::size_t j = 0; j < nc; ++j) {
             const std::int64_t k = si[j];
             const R* from = reinterpret_cast<const R*>(src + std::int64_t(j) * cs);
-            add_run_exact(reinterpret_cast<R*>(v + k), from, w,
-                          [&](std::int32_t q) { spilled.push_back({k * w + q, double(from[q])}); });
+            add_run_exact(reinterpret_cast<R*>(v + k), from, w, [&](std::int32_t q) {
+              spilled.push_back({k * w + q, double(from[q])});
+            });
           }
         } else if (batched) {
           add_scattered(v, si, src, cs, nc);
@@ -1258,8 +1265,10 @@ sparse_matrix<T>::sparse_matrix(std::int64_t local_rows, std::int64_t local_cols
   const std::string who = std::string(name) + ": ";
   std::exception_ptr bad;
   try {
-    if (local_rows < 0) throw std::invalid_argument(who + "local_rows = " + std::to_string(local_rows) + " is negative");
-    if (local_cols < 0) throw std::invalid_argument(who + "local_cols = " + std::to_string(local_cols) + " is negative");
+    if (local_rows < 0)
+      throw std::invalid_argument(who + "local_rows = " + std::to_string(local_rows) + " is negative");
+    if (local_cols < 0)
+      throw std::invalid_argument(who + "local_cols = " + std::to_string(local_cols) + " is negative");
     if (opt.merge != merge_op::sum && opt.merge != merge_op::max && opt.merge != merge_op::min)
       throw std::invalid_argument(who + "merge = " + std::to_string(int(opt.merge)) + " is not sum, max or min");
     if (opt.merge != merge_op::sum && !std::is_floating_point_v<T>)
@@ -1437,8 +1446,7 @@ template <class T>
 csr_block<T> sparse_matrix<T>::offdiag() const {
   s_->engine->require_usable("offdiag");
   auto& s = *s_;
-  return {s.o_ptr, s.o_col,
-          std::span<T>(s.values.data() + s.nnz_d, s.values.size() - std::size_t(s.nnz_d))};
+  return {s.o_ptr, s.o_col, std::span<T>(s.values.data() + s.nnz_d, s.values.size() - std::size_t(s.nnz_d))};
 }
 template <class T>
 std::span<const std::int64_t> sparse_matrix<T>::col_map() const {
@@ -1451,8 +1459,9 @@ T sparse_matrix<T>::get(std::int64_t i, std::int64_t j) const {
   auto& s = *s_;
   s.engine->require_usable("get");
   if (i < s.r0 || i >= s.r1)
-    throw std::out_of_range("accrete::sparse_matrix::get: row " + std::to_string(i) + " is not in this process's rows [" +
-                            std::to_string(s.r0) + ", " + std::to_string(s.r1) + ")");
+    throw std::out_of_range("accrete::sparse_matrix::get: row " + std::to_string(i) +
+                            " is not in this process's rows [" + std::to_string(s.r0) + ", " + std::to_string(s.r1) +
+                            ")");
   if (j < 0 || j >= s.n)
     throw std::out_of_range("accrete::sparse_matrix::get: column " + std::to_string(j) + " is outside [0, " +
                             std::to_string(s.n) + ")");

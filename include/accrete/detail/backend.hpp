@@ -382,11 +382,8 @@ struct collective_ticket {
 inline constexpr std::uint64_t world_team_key = 1;
 /// Starts watching a collective on the team `key` with `members` (empty:
 /// the world). `blocking`: the caller waits in it until it completes.
-collective_ticket collective_begin(const char* what, std::uint64_t key, std::span<const int> members,
-                                   bool blocking);
-inline collective_ticket collective_begin(const char* what) {
-  return collective_begin(what, world_team_key, {}, true);
-}
+collective_ticket collective_begin(const char* what, std::uint64_t key, std::span<const int> members, bool blocking);
+inline collective_ticket collective_begin(const char* what) { return collective_begin(what, world_team_key, {}, true); }
 /// The caller left a blocking collective.
 void collective_end(const collective_ticket& t) noexcept;
 /// Ends the job with the diagnosis if `t` has run past the timeout.
