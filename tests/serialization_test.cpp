@@ -165,6 +165,27 @@ TEST(Serialization, Views) {
   EXPECT_TRUE(ev.empty());
 }
 
+// size_hint sizes a message buffer before it is written: the exact length
+// for values written as their bytes, strings and vectors of such values, at
+// least the length (alignment padding is not known in advance) for views of
+// them, 0 for anything else.
+TEST(Serialization, SizeHintsCoverWhatIsWritten) {
+  auto written = [](const auto& x) { return serialize(x).size(); };
+  const pod p{1, 2.0, {'a', 'b', 'c'}};
+  EXPECT_EQ(detail::size_hint(p), written(p));
+  const std::string s(1000, 'x');
+  EXPECT_EQ(detail::size_hint(s), written(s));
+  const std::vector<double> d(5000, 1.5);
+  EXPECT_EQ(detail::size_hint(d), written(d));
+  const auto v = make_view(d.begin(), d.end());
+  EXPECT_GE(detail::size_hint(v), written(v));
+  EXPECT_LE(detail::size_hint(v), written(v) + alignof(double));
+  const std::vector<std::string> strings{"a", "bb"};
+  EXPECT_EQ(detail::size_hint(strings), 0u);
+  const std::list<int> l{1, 2, 3};
+  EXPECT_EQ(detail::size_hint(make_view(l)), 3 * sizeof(int) + sizeof(std::uint64_t) + alignof(int));
+}
+
 // A member declared const (a map's element, pair<const K, V>) is written as
 // its type and reads back const, so a view over a map's elements arrives as
 // view<pair<const K, V>>; so do C arrays (also nested and of non-trivially

@@ -207,7 +207,7 @@ inline void rpc_send(int rank, am_handler h, std::vector<std::byte>&& msg) {
 /// Sends [id][values...] back to the origin of a request.
 template <class... V>
 void send_reply(int to, std::uint64_t id, const V&... v) {
-  std::vector<std::byte> msg = message_buffer();
+  std::vector<std::byte> msg = message_buffer(sizeof id + (std::size_t{0} + ... + size_hint(v)));
   writer w(msg);
   w.write(id);
   (w.write(v), ...);
@@ -377,7 +377,8 @@ void rpc_check_send(const char* what, const F& f) {
 
 template <class F, class... A, class... Args>
 std::vector<std::byte> rpc_message(std::uint64_t* id, const F& f, const Args&... args) {
-  std::vector<std::byte> msg = message_buffer();
+  std::vector<std::byte> msg =
+      message_buffer(sizeof(std::uint64_t) + (size_hint(f) + ... + size_hint(static_cast<const A&>(args))));
   writer w(msg);
   if (id) w.write(*id);
   write_callable(w, f);

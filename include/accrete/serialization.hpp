@@ -20,6 +20,9 @@
 //     static void serialize(accrete::writer& w, const my_type& x);   // w.write(field)...
 //     static my_type deserialize(accrete::reader& r);                // r.read<field_type>()...
 //     // optional: using deserialized_type = ...;  (default: my_type)
+//     // optional: static std::size_t size_hint(const my_type& x);
+//     //   the bytes serialize will write, so that an RPC's message buffer
+//     //   is allocated once at its size (a hint: any value is safe)
 //   };
 //
 // Format: fixed-size fields in host byte order (all processes run the same
@@ -105,6 +108,22 @@ template <class T>
 inline constexpr bool flat_bytes = bytewise<T> || requires {
   requires serialization<T>::object_bytes;
 };
+
+/// Bytes a value will take serialized, so that a message buffer is sized
+/// once instead of growing (a 128 KiB view written into a small buffer
+/// reallocates it, and the new pages fault as the copy writes them): a
+/// rule's optional `size_hint(const T&)`, sizeof(T) for a value written as
+/// its bytes, else 0 (small). A hint only sizes a buffer; the written
+/// length is whatever serialize writes.
+template <class T>
+std::size_t size_hint(const T& v) noexcept {
+  if constexpr (requires { serialization<T>::size_hint(v); })
+    return serialization<T>::size_hint(v);
+  else if constexpr (bytewise<T>)
+    return sizeof(T);
+  else
+    return 0;
+}
 
 template <class T>
 struct deserialized {
@@ -420,6 +439,9 @@ struct serialization<std::basic_string<C, Tr, A>> {
   /// and, where it differs from X, `deserialized_type`.
   ///@{
   static constexpr bool enabled = std::is_trivially_copyable_v<C>;
+  static std::size_t size_hint(const std::basic_string<C, Tr, A>& s) noexcept {
+    return sizeof(std::uint64_t) + s.size() * sizeof(C);
+  }
   static void serialize(writer& w, const std::basic_string<C, Tr, A>& s) {
     w.write_size(s.size());
     w.write_bytes(s.data(), s.size() * sizeof(C));
@@ -445,6 +467,9 @@ struct serialization<std::vector<T, A>> {
   static constexpr bool enabled = is_serializable_v<T>;
   using deserialized_type = std::vector<deserialized_type_t<T>>;
   static constexpr bool bulk = detail::bytewise<T> && !std::is_same_v<T, bool> && std::is_default_constructible_v<T>;
+  static std::size_t size_hint(const std::vector<T, A>& v) noexcept {
+    return bulk ? sizeof(std::uint64_t) + v.size() * sizeof(T) : 0;
+  }
   static void serialize(writer& w, const std::vector<T, A>& v) {
     w.write_size(v.size());
     if constexpr (bulk)

@@ -221,6 +221,9 @@ struct serialization<view<T, Iter>> {
   static constexpr bool enabled = is_serializable_v<T>;
   using deserialized_type = view<deserialized_type_t<T>>;
   static constexpr bool flat = detail::flat_bytes<T> && !std::is_same_v<T, bool>;
+  static std::size_t size_hint(const view<T, Iter>& v) noexcept {
+    return flat ? sizeof(std::uint64_t) + alignof(T) + v.size() * sizeof(T) : 0;
+  }
 
   static void serialize(writer& w, const view<T, Iter>& v) {
     w.write_size(v.size());

@@ -867,7 +867,7 @@ void answer_question(int source, std::span<const std::byte> p) {
   std::memcpy(rows.data(), p.data() + sizeof h, rows.size() * sizeof(std::int64_t));
   std::vector<std::int32_t> cols;
   append_rows(s, rows, cols);
-  std::vector<std::byte> msg = message_buffer();
+  std::vector<std::byte> msg = message_buffer(sizeof h.asker + cols.size() * sizeof(std::int32_t));
   const auto* a = reinterpret_cast<const std::byte*>(&h.asker);
   msg.insert(msg.end(), a, a + sizeof h.asker);
   const auto* c = reinterpret_cast<const std::byte*>(cols.data());
@@ -909,7 +909,7 @@ void learn_rows(sparse_state<T>& s, std::span<const std::int64_t> rows) {
       continue;
     }
     const question_head h{id, 0, std::uint64_t(reinterpret_cast<std::uintptr_t>(&asked[std::size_t(p)]))};
-    std::vector<std::byte> msg = message_buffer();
+    std::vector<std::byte> msg = message_buffer(sizeof h + (e - b) * sizeof(std::int64_t));
     const auto* hb = reinterpret_cast<const std::byte*>(&h);
     msg.insert(msg.end(), hb, hb + sizeof h);
     const auto* rb = reinterpret_cast<const std::byte*>(rows.data() + b);

@@ -202,8 +202,11 @@ void am_send_owned(int rank, am_handler h, std::vector<std::byte>&& msg);
 /// for the header (append the payload). Vectors of messages that
 /// went through a node-local ring (whose bytes were copied, not kept) are
 /// recycled here, so a steady stream of RPCs allocates no message buffers.
-/// Per thread; a nested caller simply gets a new vector.
-std::vector<std::byte> message_buffer();
+/// `payload_bytes`, when known, sizes it: a buffer of that capacity is
+/// taken from the recycled ones or allocated once, instead of growing
+/// while the payload is written. Per thread; a nested caller simply gets a
+/// new vector.
+std::vector<std::byte> message_buffer(std::size_t payload_bytes = 0);
 /// Every handler must be registered (in every process) before messages for
 /// it arrive. `internal` handlers only move data and may run during
 /// internal progress; the others run at user-level progress.
