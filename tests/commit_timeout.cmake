@@ -29,6 +29,7 @@ target_link_libraries(env_values_test PRIVATE accrete::accrete)
 set(_env_cases
   "ACCRETE_SEGMENT_SIZE=1e30" "ACCRETE_SEGMENT_SIZE=inf" "ACCRETE_SEGMENT_SIZE=0" "ACCRETE_SEGMENT_SIZE=10Mxyz"
   "ACCRETE_NODE_SIZE=abc" "ACCRETE_NODE_SIZE=-1" "ACCRETE_AM_RING_BYTES=9223372036854775808"
+  "ACCRETE_AM_BULK_RING_BYTES=2G"
   "ACCRETE_VERBOSE=yes" "ACCRETE_PROGRESS_THREAD=2" "ACCRETE_BACKTRACE=yes"
   # One grammar for every variable (docs/semantics.md): no blanks, no '+',
   # no exponent or hex, nothing that rounds to 0, no segment the node

@@ -243,6 +243,30 @@ TEST(Rpc, FloodOfFireAndForgetIsCountedExactly) {
 // at the origin.
 std::vector<int> big_arrived;  // per sequence number: 1 exact, 2 wrong
 std::int32_t big_value(int from, int seq, std::size_t i) { return std::int32_t(from * 1000003 + seq * 7919 + int(i)); }
+// Sends `d` as message `seq` to the right neighbour, which checks every
+// element against big_value and records the outcome in big_arrived.
+void send_checked(int seq, const std::vector<std::int32_t>& d) {
+  rpc_ff(
+      right(),
+      [](int from, int seq, std::uint64_t len, view<std::int32_t> v) {
+        bool ok = v.size() == len;
+        for (std::size_t i = 0; ok && i < v.size(); ++i) ok = v[i] == big_value(from, seq, i);
+        big_arrived[std::size_t(seq)] = ok ? 1 : 2;
+      },
+      rank_me(), seq, std::uint64_t(d.size()), make_view(d.begin(), d.end()));
+}
+// Makes progress until every message of big_arrived is in, then expects
+// each exact.
+void expect_all_arrived_exact() {
+  unsigned spins = 0;
+  while (std::count(big_arrived.begin(), big_arrived.end(), 0) != 0) {
+    progress();
+    detail::idle_backoff(spins);
+  }
+  for (std::size_t seq = 0; seq < big_arrived.size(); ++seq)
+    EXPECT_EQ(big_arrived[seq], 1) << "message " << seq << " from rank " << left();
+}
+
 TEST(Rpc, LargeViewsOfChangingSizesArriveExact) {
   const std::vector<std::size_t> sizes = {70000, 9000, 300000, 1, 150000, 40000, 300000, 33000, 0, 120000};
   constexpr int laps = 6;
@@ -255,14 +279,7 @@ TEST(Rpc, LargeViewsOfChangingSizesArriveExact) {
     auto& d = data[std::size_t(seq)];
     d.resize(sizes[std::size_t(seq) % sizes.size()]);
     for (std::size_t i = 0; i < d.size(); ++i) d[i] = big_value(rank_me(), seq, i);
-    rpc_ff(
-        right(),
-        [](int from, int seq, std::uint64_t len, view<std::int32_t> v) {
-          bool ok = v.size() == len;
-          for (std::size_t i = 0; ok && i < v.size(); ++i) ok = v[i] == big_value(from, seq, i);
-          big_arrived[std::size_t(seq)] = ok ? 1 : 2;
-        },
-        rank_me(), seq, std::uint64_t(d.size()), make_view(d.begin(), d.end()));
+    send_checked(seq, d);
     if (seq % 3 == 0)
       echoes.push_back(rpc(
           right(), [](std::uint64_t len, int seq) { return std::string(len, char('a' + seq % 26)); },
@@ -273,13 +290,7 @@ TEST(Rpc, LargeViewsOfChangingSizesArriveExact) {
     EXPECT_EQ(echoes[k].wait(), std::string(sizes[std::size_t(seq) % sizes.size()] * 4, char('a' + seq % 26)))
         << "reply to message " << seq;
   }
-  unsigned spins = 0;
-  while (std::count(big_arrived.begin(), big_arrived.end(), 0) != 0) {
-    progress();
-    detail::idle_backoff(spins);
-  }
-  for (int seq = 0; seq < n; ++seq)
-    EXPECT_EQ(big_arrived[std::size_t(seq)], 1) << "message " << seq << " from rank " << left();
+  expect_all_arrived_exact();
   barrier();
 }
 
@@ -288,34 +299,19 @@ TEST(Rpc, LargeViewsOfChangingSizesArriveExact) {
 // kept buffers are dropped and replaced while messages are in flight, and
 // a buffer kept from a huge message serves a small one. The data vector is
 // overwritten after each send (the RPC copied it). Every element checked.
-std::vector<int> huge_arrived;  // per sequence number: 1 exact, 2 wrong
 TEST(Rpc, HugeViewsBetweenLargeOnesArriveExact) {
   const std::vector<std::size_t> sizes = {32768, 3000000, 40000, 2500000, 33000, 100000, 4000000, 9000};
   constexpr int laps = 3;
-  const int n = int(sizes.size()) * laps;
-  huge_arrived.assign(std::size_t(n), 0);
+  big_arrived.assign(sizes.size() * laps, 0);
   barrier();
   std::vector<std::int32_t> d;
-  for (int seq = 0; seq < n; ++seq) {
+  for (int seq = 0; seq < int(big_arrived.size()); ++seq) {
     d.resize(sizes[std::size_t(seq) % sizes.size()]);
     for (std::size_t i = 0; i < d.size(); ++i) d[i] = big_value(rank_me(), seq, i);
-    rpc_ff(
-        right(),
-        [](int from, int seq, std::uint64_t len, view<std::int32_t> v) {
-          bool ok = v.size() == len;
-          for (std::size_t i = 0; ok && i < v.size(); ++i) ok = v[i] == big_value(from, seq, i);
-          huge_arrived[std::size_t(seq)] = ok ? 1 : 2;
-        },
-        rank_me(), seq, std::uint64_t(d.size()), make_view(d.begin(), d.end()));
+    send_checked(seq, d);
     std::fill(d.begin(), d.end(), -1);
   }
-  unsigned spins = 0;
-  while (std::count(huge_arrived.begin(), huge_arrived.end(), 0) != 0) {
-    progress();
-    detail::idle_backoff(spins);
-  }
-  for (int seq = 0; seq < n; ++seq)
-    EXPECT_EQ(huge_arrived[std::size_t(seq)], 1) << "message " << seq << " from rank " << left();
+  expect_all_arrived_exact();
   barrier();
 }
 

@@ -229,6 +229,7 @@ void backend_init(const init_options& opts) {
     // The variables read later are checked here too, so that a bad value
     // fails at init, naming it, whenever it would first be used.
     (void)env_bytes("ACCRETE_AM_RING_BYTES", 0, std::size_t{1} << 30);
+    (void)env_bytes("ACCRETE_AM_BULK_RING_BYTES", 0, std::size_t{1} << 30);
     (void)env_seconds("ACCRETE_COMMIT_TIMEOUT");
     (void)env_seconds("ACCRETE_COLLECTIVE_TIMEOUT");
     (void)noncontig_method_from_env();

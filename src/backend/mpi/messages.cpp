@@ -187,13 +187,15 @@ void dispatch(int source, std::span<const std::byte> msg) {
 // progress, or when a handler's own progress re-enters, only internal
 // handlers do and the others are copied to the inbox.
 bool receive_ring_messages(bool user_level) {
-  if (!st.in_ring) return false;
-  const std::size_t n = st.in_ring.drain([user_level](int src, std::span<const std::byte> m, bool in_place) {
+  const auto take = [user_level](int src, std::span<const std::byte> m, bool in_place) {
     if (user_level && in_place)
       dispatch(src, m);
     else
       deliver(src, m, {});
-  });
+  };
+  std::size_t n = 0;
+  if (st.in_ring) n += st.in_ring.drain(take);
+  if (st.in_bulk) n += st.in_bulk.drain(take);
   return n != 0;
 }
 
@@ -257,13 +259,22 @@ void run_self_messages(std::size_t n) {
 }
 
 namespace {
-// Ring size per receiving process: ACCRETE_AM_RING_BYTES, rounded up to a
-// power of two; 0 turns the rings off (every message goes through MPI).
-// Every process of the node writes into it; the default holds ~64 8-KiB
-// messages.
-std::size_t ring_capacity() {
+// Ring sizes per receiving process: ACCRETE_AM_RING_BYTES (messages of up
+// to bulk_min bytes) and ACCRETE_AM_BULK_RING_BYTES (larger ones), each
+// rounded up to a power of two; 0 turns the bulk ring off (its messages go
+// through MPI), and ACCRETE_AM_RING_BYTES=0 both. Every process of the node
+// writes into them. The default small ring holds ~64 8-KiB messages.
+//
+// Why two: a ring takes messages of up to a quarter of its size, and one
+// large enough for 128 KiB RPCs slowed small ones (bench_dht at P = 2: up to
+// 11% with a single 2 MiB ring, small messages cycling through more memory
+// than the caches hold), while with 512 KiB those RPCs went through MPI
+// (bench_extend_add's accrete_rpc 0.77-0.84 of plain MPI against 0.85-0.99
+// with 2 MiB; bench/extend_add/README.md).
+constexpr std::size_t bulk_min = std::size_t{16} << 10;
+std::size_t ring_bytes(const char* var, std::size_t fallback) {
   // At most 1 GiB: a ring is node-shared memory per process.
-  const std::size_t cap = env_bytes("ACCRETE_AM_RING_BYTES", 0, std::size_t{1} << 30).value_or(std::size_t{512} << 10);
+  const std::size_t cap = env_bytes(var, 0, std::size_t{1} << 30).value_or(fallback);
   if (cap == 0) return 0;
   std::size_t p = 256;
   while (p < cap) p <<= 1;
@@ -271,35 +282,51 @@ std::size_t ring_capacity() {
 }
 }  // namespace
 
-// Collective over the node: every process allocates its ring, clears it,
-// and maps the rings of every node process (itself included) to write into.
+// Collective over the node: every process allocates its rings, clears
+// them, and maps the rings of every node process (itself included) to
+// write into.
 void open_rings() {
-  const std::size_t cap = ring_capacity();
+  const std::size_t cap = ring_bytes("ACCRETE_AM_RING_BYTES", std::size_t{512} << 10);
+  const std::size_t bulk = cap ? ring_bytes("ACCRETE_AM_BULK_RING_BYTES", std::size_t{2} << 20) : 0;
   st.out_rings.clear();
+  st.out_bulk.clear();
   st.ring_of.assign(st.size, -1);
   st.in_ring = shm_ring();
+  st.in_bulk = shm_ring();
   if (cap == 0) return;
   const int node_n = st.node_n;
   std::vector<int> world_of(node_n);
   ACCRETE_MPI(MPI_Allgather(&st.rank, 1, MPI_INT, world_of.data(), 1, MPI_INT, st.node));
-  const std::size_t one = shm_ring::header_bytes + cap;
+  // [small ring][bulk ring], the bulk ring absent when off
+  const std::size_t small_bytes = shm_ring::header_bytes + cap;
+  const std::size_t bulk_bytes = bulk ? shm_ring::header_bytes + bulk : 0;
   void* base = nullptr;
-  allocate_shared(one, MPI_INFO_NULL, st.node, &base, &st.ring_win);
-  shm_ring::clear(static_cast<std::byte*>(base), cap);
-  st.in_ring = shm_ring(static_cast<std::byte*>(base), cap);
+  allocate_shared(small_bytes + bulk_bytes, MPI_INFO_NULL, st.node, &base, &st.ring_win);
+  auto* mine = static_cast<std::byte*>(base);
+  shm_ring::clear(mine, cap);
+  st.in_ring = shm_ring(mine, cap);
+  if (bulk) {
+    shm_ring::clear(mine + small_bytes, bulk);
+    st.in_bulk = shm_ring(mine + small_bytes, bulk);
+  }
   ACCRETE_MPI(MPI_Barrier(st.node));  // every ring is clear before anyone writes
   st.out_rings.reserve(std::size_t(node_n));
+  st.out_bulk.reserve(std::size_t(node_n));
   const std::vector<void*> slices = shared_bases(st.ring_win, base);
   for (int i = 0; i < node_n; ++i) {
+    auto* theirs = static_cast<std::byte*>(slices[std::size_t(i)]);
     st.ring_of[world_of[i]] = std::int32_t(st.out_rings.size());
-    st.out_rings.emplace_back(static_cast<std::byte*>(slices[std::size_t(i)]), cap);
+    st.out_rings.emplace_back(theirs, cap);
+    st.out_bulk.push_back(bulk ? shm_ring(theirs + small_bytes, bulk) : shm_ring());
   }
 }
 
 void close_rings() {
   st.out_rings.clear();
+  st.out_bulk.clear();
   st.ring_of.clear();
   st.in_ring = shm_ring();
+  st.in_bulk = shm_ring();
   if (st.ring_win != MPI_WIN_NULL) MPI_Win_free(&st.ring_win);
 }
 
@@ -414,13 +441,14 @@ std::vector<std::byte> message_buffer(std::size_t payload_bytes) {
 namespace {
 constexpr std::size_t self_queue_bytes = 2048;
 
-// Sends msg through rank's node ring if rank has one and it has room.
+// Sends msg through rank's node ring for its size if rank has one and it
+// has room.
 bool ring_push(int rank, std::vector<std::byte>& msg) {
   const int slot = st.ring_of[rank];
   if (slot < 0) return false;
   sim_charge();
-  shm_ring& ring = st.out_rings[std::size_t(slot)];
-  if (msg.size() > ring.max_message() || !ring.try_push(st.rank, msg)) return false;
+  shm_ring& ring = (msg.size() <= bulk_min ? st.out_rings : st.out_bulk)[std::size_t(slot)];
+  if (!ring || msg.size() > ring.max_message() || !ring.try_push(st.rank, msg)) return false;
   ++st.sent[rank];
   recycle(std::move(msg));
   return true;

@@ -126,15 +126,17 @@ struct state_t {
   };
   std::deque<arriving> arrivals;
 #endif
-  // node-local active messages (shm_ring.hpp): one ring per process, which
-  // every process of its node writes into. Per node peer the view of its
-  // ring we write through, found through ring_of (per world rank: the index
-  // in out_rings, -1 off the node; 4 bytes per rank, docs/scaling.md), and
-  // our own ring, which we drain (empty when the rings are off).
+  // node-local active messages (shm_ring.hpp): two rings per process, which
+  // every process of its node writes into, one for messages of up to
+  // bulk_min bytes and one for larger ones (messages.cpp says why). Per
+  // node peer the views of its rings we write through, found through
+  // ring_of (per world rank: the index in out_rings and out_bulk, -1 off
+  // the node; 4 bytes per rank, docs/scaling.md), and our own rings, which
+  // we drain (empty when off).
   MPI_Win ring_win = MPI_WIN_NULL;
-  std::vector<shm_ring> out_rings;
+  std::vector<shm_ring> out_rings, out_bulk;
   std::vector<std::int32_t> ring_of;
-  shm_ring in_ring;
+  shm_ring in_ring, in_bulk;
   // node barrier: arrival count and generation, on separate cache lines in
   // the node's first process's memory
   MPI_Win sync_win = MPI_WIN_NULL;
