@@ -160,7 +160,7 @@ class shm_ring {
   // Producer side: the newest head seen (threads of one process share it;
   // a stale value only makes a producer look again). Release/acquire pass
   // on the consumer's zeroing to the thread that writes into the space.
-  std::uint64_t head_cache_ = 0;  // read and written through atomic_ref
+  std::uint64_t head_cache_ = 0;           // read and written through atomic_ref
   std::uint64_t head_ = 0, released_ = 0;  // consumer side
   bool draining_ = false;
 };
