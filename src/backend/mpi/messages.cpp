@@ -421,8 +421,8 @@ std::vector<std::byte> message_buffer(std::size_t payload_bytes) {
     spare_message = {};
   } else {
     // The spare is too small or gone (the last one went to MPI or to
-    // self): reuse the buffer of an earlier MPI message that holds it,
-    // else grow the spare once, to the full size.
+    // self): reuse a kept buffer that holds the message, else grow the
+    // spare once, to the full size.
     {
       backend_guard g;
       v = message_pool_take(want);

@@ -5,9 +5,10 @@
 // ~1 us per message each way; a ring costs a copy, an atomic add on the
 // tail and two cache-line transfers.
 //
-// One ring per receiver, written by every process of its node: per node
-// L rings for L processes, not one per ordered pair (L^2), the layout of
-// GASNet's and MPICH's shared-memory transports (docs/scaling.md).
+// One ring per receiver (two: small and large messages, messages.cpp),
+// written by every process of its node: per node L rings for L processes,
+// not one per ordered pair (L^2), the layout of GASNet's and MPICH's
+// shared-memory transports (docs/scaling.md).
 //
 // Layout (in the receiver's memory): the producers' shared `tail` and the
 // consumer's `head` on separate cache lines, then `cap` bytes of records.
