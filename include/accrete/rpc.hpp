@@ -377,8 +377,7 @@ void rpc_check_send(const char* what, const F& f) {
 
 template <class F, class... A, class... Args>
 std::vector<std::byte> rpc_message(std::uint64_t* id, const F& f, const Args&... args) {
-  std::vector<std::byte> msg =
-      message_buffer(sizeof(std::uint64_t) + (size_hint(f) + ... + size_hint(static_cast<const A&>(args))));
+  std::vector<std::byte> msg = message_buffer(sizeof(std::uint64_t) + (size_hint(f) + ... + size_hint(args)));
   writer w(msg);
   if (id) w.write(*id);
   write_callable(w, f);
