@@ -260,7 +260,7 @@ void run_self_messages(std::size_t n) {
 
 namespace {
 // Ring sizes per receiving process: ACCRETE_AM_RING_BYTES (messages of up
-// to bulk_min bytes) and ACCRETE_AM_BULK_RING_BYTES (larger ones), each
+// to small_message_max bytes) and ACCRETE_AM_BULK_RING_BYTES (larger ones), each
 // rounded up to a power of two; 0 turns the bulk ring off (its messages go
 // through MPI), and ACCRETE_AM_RING_BYTES=0 both. Every process of the node
 // writes into them. The default small ring holds ~64 8-KiB messages.
@@ -271,7 +271,7 @@ namespace {
 // than the caches hold), while with 512 KiB those RPCs went through MPI
 // (bench_extend_add's accrete_rpc 0.77-0.84 of plain MPI against 0.85-0.99
 // with 2 MiB; bench/extend_add/README.md).
-constexpr std::size_t bulk_min = std::size_t{16} << 10;
+constexpr std::size_t small_message_max = std::size_t{16} << 10;
 std::size_t ring_bytes(const char* var, std::size_t fallback) {
   // At most 1 GiB: a ring is node-shared memory per process.
   const std::size_t cap = env_bytes(var, 0, std::size_t{1} << 30).value_or(fallback);
@@ -447,7 +447,7 @@ bool ring_push(int rank, std::vector<std::byte>& msg) {
   const int slot = st.ring_of[rank];
   if (slot < 0) return false;
   sim_charge();
-  shm_ring& ring = (msg.size() <= bulk_min ? st.out_rings : st.out_bulk)[std::size_t(slot)];
+  shm_ring& ring = (msg.size() <= small_message_max ? st.out_rings : st.out_bulk)[std::size_t(slot)];
   if (!ring || msg.size() > ring.max_message() || !ring.try_push(st.rank, msg)) return false;
   ++st.sent[rank];
   recycle(std::move(msg));

@@ -128,7 +128,7 @@ struct state_t {
 #endif
   // node-local active messages (shm_ring.hpp): two rings per process, which
   // every process of its node writes into, one for messages of up to
-  // bulk_min bytes and one for larger ones (messages.cpp says why). Per
+  // small_message_max bytes and one for larger ones (messages.cpp says why). Per
   // node peer the views of its rings we write through, found through
   // ring_of (per world rank: the index in out_rings and out_bulk, -1 off
   // the node; 4 bytes per rank, docs/scaling.md), and our own rings, which
