@@ -165,9 +165,8 @@ requires detail::rma_ok<T> future<> rget_strided(global_ptr<S> src_base,
 template <std::size_t Dim, class S, class T = std::remove_const_t<S>>
 requires detail::rma_ok<T>
 void rget_strided(global_ptr<S> src_base, const std::array<std::ptrdiff_t, Dim>& src_strides,
-                  std::type_identity_t<T>* dest_base,
-                  const std::array<std::ptrdiff_t, Dim>& dest_strides, const std::array<std::size_t, Dim>& extents,
-                  promise<>& p) {
+                  std::type_identity_t<T>* dest_base, const std::array<std::ptrdiff_t, Dim>& dest_strides,
+                  const std::array<std::size_t, Dim>& extents, promise<>& p) {
   detail::strided_op<T>(false, "rget_strided", src_base.where(), src_base.offset(),
                         reinterpret_cast<std::byte*>(dest_base), dest_strides.data(), src_strides.data(),
                         extents.data(), Dim, &p, detail::no_remote_cx{});

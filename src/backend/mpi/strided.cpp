@@ -82,8 +82,8 @@ MPI_Datatype section_type(const strided_plan& p, bool local_side) {
     for (std::size_t i = p.dims.size(); i-- > 0;) {
       const auto& d = p.dims[i];
       MPI_Datatype outer;
-      ACCRETE_MPI(MPI_Type_create_hvector(int(d.extent), 1, MPI_Aint(local_side ? d.local_stride : d.remote_stride),
-                                          t, &outer));
+      ACCRETE_MPI(MPI_Type_create_hvector(int(d.extent), 1, MPI_Aint(local_side ? d.local_stride : d.remote_stride), t,
+                                          &outer));
       MPI_Type_free(&t);
       t = outer;
     }
