@@ -60,7 +60,7 @@ set_tests_properties(env_values_test.empty_means_unset PROPERTIES TIMEOUT 60 ENV
 add_test(NAME env_values_test.valid_values COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
          ${ACCRETE_MPIEXEC_PREFLAGS} $<TARGET_FILE:env_values_test> accept)
 set_tests_properties(env_values_test.valid_values PROPERTIES TIMEOUT 60 ENVIRONMENT
-  "${ACCRETE_MPI_ENV};ACCRETE_NODE_SIZE=1;ACCRETE_SEGMENT_SIZE=64M;ACCRETE_COMMIT_TIMEOUT=120.5;ACCRETE_COLLECTIVE_TIMEOUT=30.25;ACCRETE_SIMD=baseline")
+  "${ACCRETE_MPI_ENV};ACCRETE_NODE_SIZE=1;ACCRETE_SEGMENT_SIZE=64M;ACCRETE_COMMIT_TIMEOUT=120.5;ACCRETE_COLLECTIVE_TIMEOUT=30.25;ACCRETE_SIMD=baseline;ACCRETE_NONCONTIG=message")
 # A share of the node's memory (upcxx-run -shared-heap P%), divided among
 # the node's processes; the program computes the expected size itself.
 add_test(NAME env_values_test.segment_share COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3

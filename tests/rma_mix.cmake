@@ -6,6 +6,11 @@ accrete_add_mpi_test(rma_mix_test NP 3 4 5 NODE_SIZES 2 LABELS sanitize TIMEOUT 
 # par thread mode.
 accrete_add_mpi_test(rma_mix_test NP 3 NODE_SIZES 2 ENV ACCRETE_PROGRESS_THREAD=1 SUFFIX progress LABELS tsan TIMEOUT 300)
 accrete_add_mpi_test(rma_mix_test NP 3 NODE_SIZES 1 ENV ACCRETE_THREAD_MODE=par SUFFIX par TIMEOUT 300)
+# Strided transfers as one message each (the automatic choice under MPICH)
+# under either MPI, also unpacked by the progress thread.
+accrete_add_mpi_test(rma_mix_test NP 3 NODE_SIZES 1 ENV ACCRETE_NONCONTIG=message SUFFIX message TIMEOUT 300)
+accrete_add_mpi_test(rma_mix_test NP 3 NODE_SIZES 1 ENV ACCRETE_NONCONTIG=message ACCRETE_PROGRESS_THREAD=1
+                     SUFFIX message_progress TIMEOUT 300)
 if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
   # double atomics are 64-bit compare-and-swap loops, which Open MPI 4's
   # osc/rdma refuses (tests/atomic.cmake): the runs above leave it out, as

@@ -111,7 +111,7 @@ void init_remote(global_ptr<u64> g, int salt) {
 }
 
 const detail::noncontig_method kMethods[] = {detail::noncontig_method::automatic, detail::noncontig_method::datatype,
-                                             detail::noncontig_method::batched};
+                                             detail::noncontig_method::batched, detail::noncontig_method::message};
 
 struct method_guard {
   ~method_guard() { detail::set_noncontig_method(detail::noncontig_method::automatic); }
@@ -248,6 +248,38 @@ TEST(Strided, RemoteCompletionSignalsTheTarget) {
     for (std::size_t i = 0; i < nx; ++i) EXPECT_EQ(mine[3 + i * sx], u64(pred) * 1000 + i);
     barrier();
   }
+}
+
+// Sections of megabytes: through the message path one message is larger
+// than every node-local ring and than the kept message buffers; 4 MiB is
+// also the most that the automatic choice sends as one message, and one
+// row more is over it.
+TEST(Strided, MegabyteSectionsRoundTripExactly) {
+  method_guard mg;
+  constexpr std::size_t rows = 1025, cols = 520, run = 512;
+  auto mine = new_array<u64>(rows * cols);
+  auto all = exchange(mine);
+  const auto g = all[(rank_me() + 1) % rank_n()];
+  const std::ptrdiff_t e = sizeof(u64);
+  for (auto m : kMethods) {
+    detail::set_noncontig_method(m);
+    for (std::size_t n : {rows - 1, rows}) {
+      SCOPED_TRACE("method " + std::to_string(int(m)) + ", " + std::to_string(n) + " rows");
+      std::vector<u64> src(n * run), back(n * run, 0);
+      for (std::size_t i = 0; i < src.size(); ++i) src[i] = pat(int(n) + rank_me() + 31 * int(m), i);
+      // Rows of `run` elements, each 3 elements into a row of the target's `cols`.
+      rput_strided<2>(src.data(), {std::ptrdiff_t(run) * e, e}, g + 3, {std::ptrdiff_t(cols) * e, e}, {n, run}).wait();
+      rget_strided<2>(g + 3, {std::ptrdiff_t(cols) * e, e}, back.data(), {std::ptrdiff_t(run) * e, e}, {n, run}).wait();
+      EXPECT_EQ(back, src);
+      // A column back: every row's first element, 8-byte runs.
+      std::vector<u64> col(n, 0), want(n);
+      for (std::size_t i = 0; i < n; ++i) want[i] = src[i * run];
+      rget_strided<1>(g + 3, {std::ptrdiff_t(cols) * e}, col.data(), {e}, {n}).wait();
+      EXPECT_EQ(col, want);
+    }
+  }
+  barrier();
+  delete_array(mine);
 }
 
 TEST(Strided, ValidationErrorsNameTheDimensionAndMoveNothing) {

@@ -30,11 +30,16 @@
 // Paths: a node-local target (global_ptr::is_local) is copied directly,
 // complete when the call returns. Other targets use MPI_Put/MPI_Get on the
 // segment window, as one derived-datatype operation or a batch of
-// contiguous ones (whichever measured faster for the shape; see
-// docs/noncontig.md); they complete at the first user-level progress after
-// the backend's next flush.
+// contiguous ones, completing at the first user-level progress after the
+// backend's next flush; or (under MPICH, whose RMA involves the target
+// anyway) one active message that the target's progress unpacks and
+// acknowledges, completing at the origin's user-level progress after the
+// acknowledgement, a put's remote completion riding in the same message.
+// Which one is measured per shape; see docs/noncontig.md.
 //
-// Progress: only internal progress happens inside these calls.
+// Progress: only internal progress happens inside these calls. On the
+// message path the target must make progress (any accrete call there, or
+// its progress thread) for the operation to complete, as for an RPC.
 // Thread safety: in the seq thread mode, call from the thread that drives
 // the runtime; in par, from any thread (completion in the issuing thread's
 // persona, as for rput).
@@ -92,6 +97,15 @@ future<> strided_op(bool put, const char* what, int rank, std::uint64_t off, std
       strided_get(rank, off, local, plan, nullptr);
     if constexpr (has_rcx) fire_remote(rank, rcx);
     return make_future();
+  }
+  if constexpr (has_rcx) {
+    // One message carries the data and the remote completion.
+    if (strided_by_message(rank, plan)) {
+      auto [done, f] = transfer_completion(p, rank, no_remote_cx{});
+      std::span<const std::byte> payload(rcx.message());
+      strided_put_message(rank, off, local, plan, std::move(done), rcx.handler(), payload.subspan(am_header_bytes));
+      return std::move(f);
+    }
   }
   auto [done, f] = transfer_completion(p, rank, std::move(rcx));
   if (put)

@@ -7,6 +7,7 @@
 #include "accrete/detail/internal.hpp"
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "accrete/detail/backend.hpp"
@@ -56,6 +57,18 @@ bool strided_put(int rank, std::uint64_t remote_offset, const std::byte* src, co
                  completion done);
 bool strided_get(int rank, std::uint64_t remote_offset, std::byte* dst, const strided_plan& plan, completion done);
 
+/// Whether a put of `plan` to `rank` (not node-local) goes as one active
+/// message. Such a put carries its remote completion in the same message
+/// (strided_put_message), instead of sending it after the data.
+bool strided_by_message(int rank, const strided_plan& plan) noexcept;
+/// The message path of a put: the section is packed before return (the
+/// source may be reused at once); the target unpacks it during its
+/// progress, then queues the remote completion `rcx` with `rcx_payload`
+/// (when `rcx` is not null) for its user-level progress and acknowledges;
+/// `done` runs at the origin's user-level progress on the acknowledgement.
+void strided_put_message(int rank, std::uint64_t remote_offset, const std::byte* src, const strided_plan& plan,
+                         completion done, am_handler rcx, std::span<const std::byte> rcx_payload);
+
 /// Fragment lists of an irregular transfer, in bytes.
 struct local_frag {
   const std::byte* ptr;
@@ -78,10 +91,14 @@ void check_irregular(const char* what, bool put, int rank, std::size_t elem, con
 bool irregular_put(int rank, const std::vector<local_frag>& src, const std::vector<remote_frag>& dst, completion done);
 bool irregular_get(int rank, const std::vector<remote_frag>& src, const std::vector<local_frag>& dst, completion done);
 
-/// How the MPI path moves non-contiguous data. `automatic` picks by the
+/// How non-contiguous data reaches another node. `automatic` picks by the
 /// measured thresholds (docs/noncontig.md); the others force one method
-/// (benchmarks, tests). Also settable with ACCRETE_NONCONTIG=auto|datatype|batched.
-enum class noncontig_method { automatic, datatype, batched };
+/// (benchmarks, tests): one MPI operation with derived datatypes, a batch
+/// of contiguous MPI operations, or (strided sections only; irregular
+/// transfers then pick automatically) one active message that the
+/// target's progress unpacks. Also settable with
+/// ACCRETE_NONCONTIG=auto|datatype|batched|message.
+enum class noncontig_method { automatic, datatype, batched, message };
 void set_noncontig_method(noncontig_method m) noexcept;
 noncontig_method get_noncontig_method() noexcept;
 /// ACCRETE_NONCONTIG as set (auto when unset or empty); throws

@@ -167,17 +167,22 @@ void test_sends() {
   st.sends.resize(w);
 }
 
+std::intptr_t am_handler_id(am_handler h) noexcept { return handler_id(h); }
+
+am_handler am_handler_of(std::intptr_t id, int source) {
+  if (am_registry().find(id) == am_registry().end())
+    throw error("accrete: active message with unknown handler id " + std::to_string(id) + " from rank " +
+                std::to_string(source));
+  return reinterpret_cast<am_handler>(reinterpret_cast<std::intptr_t>(&am_base_symbol) + id);
+}
+
 void dispatch(int source, std::span<const std::byte> msg) {
   std::intptr_t id;
   if (msg.size() < sizeof id)
     throw error("accrete: truncated active message (" + std::to_string(msg.size()) + " bytes) from rank " +
                 std::to_string(source));
   std::memcpy(&id, msg.data(), sizeof id);
-  auto it = am_registry().find(id);
-  if (it == am_registry().end())
-    throw error("accrete: active message with unknown handler id " + std::to_string(id) + " from rank " +
-                std::to_string(source));
-  auto h = reinterpret_cast<am_handler>(reinterpret_cast<std::intptr_t>(&am_base_symbol) + id);
+  am_handler h = am_handler_of(id, source);
   st.handled.fetch_add(1, std::memory_order_relaxed);
   h(source, msg.subspan(sizeof id));
 }

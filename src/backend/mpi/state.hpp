@@ -257,6 +257,12 @@ std::vector<std::byte> message_pool_take(std::size_t n);
 void message_pool_give(std::vector<std::byte>&& buf) noexcept;
 void message_pool_clear() noexcept;
 void dispatch(int source, std::span<const std::byte> msg);
+/// A handler's id as messages carry it, and back (throws accrete::error
+/// naming `source` for an id no handler has): for a message that carries
+/// another message to run, as the message path of strided puts carries
+/// its remote completion.
+std::intptr_t am_handler_id(am_handler h) noexcept;
+am_handler am_handler_of(std::intptr_t id, int source);
 // node_barrier.cpp
 void open_node_sync();
 void close_node_sync();

@@ -1,12 +1,16 @@
-// Non-contiguous one-sided transfers: validation, node-local copies, and the
+// Non-contiguous one-sided transfers: validation, node-local copies, the
 // MPI path (derived datatypes or batched contiguous MPI_Put/MPI_Get on the
-// segment window, completed by the backend's next flush).
+// segment window, completed by the backend's next flush), and the message
+// path (a section packed into one active message, unpacked at the target).
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "accrete/detail/strided_backend.hpp"
@@ -36,7 +40,8 @@ noncontig_method noncontig_method_from_env() {
   if (!e || *e == "auto") return noncontig_method::automatic;
   if (*e == "datatype") return noncontig_method::datatype;
   if (*e == "batched") return noncontig_method::batched;
-  throw error("accrete: ACCRETE_NONCONTIG='" + *e + "' is not auto, datatype or batched");
+  if (*e == "message") return noncontig_method::message;
+  throw error("accrete: ACCRETE_NONCONTIG='" + *e + "' is not auto, datatype, batched or message");
 }
 
 namespace {
@@ -59,6 +64,25 @@ constexpr std::size_t batched_min_run_bytes = 8192;
 // microseconds), so a few pieces go out as separate operations.
 constexpr std::size_t irregular_min_pieces = 16;
 constexpr std::size_t irregular_max_piece_bytes = 4096;
+
+// MPICH 4.0 (ch4:ucx) moves an RMA operation with derived datatypes by
+// messages that the target handles at its progress, so the target is
+// involved either way, and accrete's one message was the faster of the two
+// (bench/rma_noncontig with ACCRETE_NODE_SIZE=1: puts 1.0-3.1x faster, gets
+// 0.9-1.7x; bench_heat3d's halo puts about 1.6x). Open MPI's RMA reached the
+// target without it and was 10-200x faster than messages that wait for the
+// target's progress, so there the datatype path stays. Up to 4 MiB: the
+// message path copies the section twice and holds it in one buffer.
+constexpr std::size_t message_max_bytes = std::size_t{4} << 20;
+bool rma_needs_target_progress() noexcept {
+  static const bool mpich = [] {
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(v, &len);
+    return std::string_view(v, std::size_t(len)).starts_with("MPICH");
+  }();
+  return mpich;
+}
 
 // ---- derived datatypes -------------------------------------------------------------
 
@@ -179,6 +203,156 @@ void put_or_get(bool put, std::byte* local, std::size_t n, int rank, std::uint64
   }
 }
 
+// ---- the message path ----------------------------------------------------------------
+// A section as one active message: packed at the origin, unpacked by the
+// target's progress, acknowledged to complete the operation. MPICH 4.0
+// (ch4:ucx) carries an RMA operation with derived datatypes as messages
+// that the target processes at its progress anyway, in more of them and
+// slower than this (docs/noncontig.md, bench/heat3d).
+//
+// A message: wire_head, then `dims` wire_dim (the remote side of the plan,
+// in its order), then the remote completion's payload (puts), then the
+// data (puts). The token is the origin's pending record.
+struct wire_head {
+  std::uint64_t token;
+  std::uint64_t offset;
+  std::uint64_t run;
+  std::uint64_t dims;
+  std::uint64_t rcx_bytes;
+  std::int64_t rcx_id;
+};
+struct wire_dim {
+  std::uint64_t extent;
+  std::int64_t stride;
+};
+
+struct pending_section {
+  completion done;
+  std::byte* local;  // get: where the data goes, through plan's local strides
+  strided_plan plan;
+};
+
+std::uint64_t make_token(completion done, std::byte* local, const strided_plan* plan) {
+  auto* r = new pending_section{to_caller(std::move(done)), local, plan ? *plan : strided_plan{}};
+  return std::uint64_t(reinterpret_cast<std::uintptr_t>(r));
+}
+
+std::unique_ptr<pending_section> take_token(std::uint64_t t) {
+  return std::unique_ptr<pending_section>(reinterpret_cast<pending_section*>(std::uintptr_t(t)));
+}
+
+template <class T>
+T read_pod(std::span<const std::byte>& in) {
+  T v;
+  std::memcpy(&v, in.data(), sizeof v);
+  in = in.subspan(sizeof v);
+  return v;
+}
+
+template <class T>
+void append_pod(std::vector<std::byte>& out, const T& v) {
+  const auto* b = reinterpret_cast<const std::byte*>(&v);
+  out.insert(out.end(), b, b + sizeof v);
+}
+
+std::size_t wire_bytes(const strided_plan& p) { return sizeof(wire_head) + p.dims.size() * sizeof(wire_dim); }
+
+void append_head(std::vector<std::byte>& out, std::uint64_t token, std::uint64_t off, const strided_plan& p,
+                 std::size_t rcx_bytes, std::intptr_t rcx_id) {
+  append_pod(out, wire_head{token, off, p.run, p.dims.size(), rcx_bytes, std::int64_t(rcx_id)});
+  for (auto& d : p.dims) append_pod(out, wire_dim{d.extent, d.remote_stride});
+}
+
+// The remote side of a plan, as the message gives it (local strides 0).
+strided_plan read_plan(std::span<const std::byte>& in, wire_head& h) {
+  h = read_pod<wire_head>(in);
+  strided_plan p;
+  p.run = h.run;
+  p.dims.resize(h.dims);
+  for (auto& d : p.dims) {
+    auto w = read_pod<wire_dim>(in);
+    d = {w.extent, 0, w.stride};
+  }
+  return p;
+}
+
+// Copies the runs between a packed buffer and one side of the plan, in
+// for_each_run's order on both ends.
+void pack(std::byte* out, const std::byte* base, const strided_plan& p, bool remote_side) {
+  for_each_run(p, [&](std::ptrdiff_t l, std::ptrdiff_t r) {
+    std::memcpy(out, base + (remote_side ? r : l), p.run);
+    out += p.run;
+  });
+}
+void unpack(std::byte* base, const std::byte* in, const strided_plan& p, bool remote_side) {
+  for_each_run(p, [&](std::ptrdiff_t l, std::ptrdiff_t r) {
+    std::memcpy(base + (remote_side ? r : l), in, p.run);
+    in += p.run;
+  });
+}
+
+void section_done(int, std::span<const std::byte> in) { take_token(read_pod<std::uint64_t>(in))->done(); }
+
+// Target, internal progress: the data goes into the segment; the remote
+// completion waits in this process's own queue for user-level progress.
+void section_put(int source, std::span<const std::byte> in) {
+  wire_head h;
+  const strided_plan p = read_plan(in, h);
+  std::span<const std::byte> rcx = in.first(h.rcx_bytes);
+  unpack(segment_base(st.rank) + h.offset, in.data() + h.rcx_bytes, p, true);
+  // The origin may read the section back by RMA once it has the
+  // acknowledgement: the stores must be visible to the window first.
+  memory_sync();
+  if (h.rcx_id != 0) am_send(st.rank, am_handler_of(h.rcx_id, source), rcx);
+  am_send(source, &section_done, std::as_bytes(std::span(&h.token, 1)));
+}
+
+// Origin, user-level progress: the data of a get goes into the caller's
+// buffer, then the operation is complete.
+void section_data(int, std::span<const std::byte> in) {
+  auto r = take_token(read_pod<std::uint64_t>(in));
+  unpack(r->local, in.data(), r->plan, false);
+  r->done();
+}
+
+// Target, internal progress: the section goes back in one message.
+void section_get(int source, std::span<const std::byte> in) {
+  wire_head h;
+  const strided_plan p = read_plan(in, h);
+  std::vector<std::byte> out = message_buffer(sizeof h.token + p.bytes());
+  append_pod(out, h.token);
+  const std::size_t at = out.size();
+  out.resize(at + p.bytes());
+  pack(out.data() + at, segment_base(st.rank) + h.offset, p, true);
+  am_send_owned(source, &section_data, std::move(out));
+}
+
+const bool section_handlers_registered = [] {
+  am_register(&section_put, true);
+  am_register(&section_get, true);
+  am_register(&section_done, false);
+  am_register(&section_data, false);
+  return true;
+}();
+
+void put_message(int rank, std::uint64_t off, const std::byte* src, const strided_plan& p, completion done,
+                 am_handler rcx, std::span<const std::byte> rcx_payload) {
+  const std::intptr_t rcx_id = rcx ? am_handler_id(rcx) : 0;
+  std::vector<std::byte> msg = message_buffer(wire_bytes(p) + rcx_payload.size() + p.bytes());
+  append_head(msg, make_token(std::move(done), nullptr, nullptr), off, p, rcx_payload.size(), rcx_id);
+  msg.insert(msg.end(), rcx_payload.begin(), rcx_payload.end());
+  const std::size_t at = msg.size();
+  msg.resize(at + p.bytes());
+  pack(msg.data() + at, src, p, false);
+  am_send_owned(rank, &section_put, std::move(msg));
+}
+
+void get_message(int rank, std::uint64_t off, std::byte* dst, const strided_plan& p, completion done) {
+  std::vector<std::byte> msg = message_buffer(wire_bytes(p));
+  append_head(msg, make_token(std::move(done), dst, &p), off, p, 0, 0);
+  am_send_owned(rank, &section_get, std::move(msg));
+}
+
 bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, const strided_plan& p, completion done) {
   if (p.empty) return true;
   if (std::byte* base = segment_base(rank)) {
@@ -189,6 +363,13 @@ bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, c
     else
       copy_section(local, base + off, p, false);
     return true;
+  }
+  if (strided_by_message(rank, p)) {
+    if (put)
+      put_message(rank, off, local, p, std::move(done), nullptr, {});
+    else
+      get_message(rank, off, local, p, std::move(done));
+    return false;
   }
   // In par (or with the progress thread) other threads use the type cache
   // and the flush queue at the same time: the lookup, the MPI call and the
@@ -326,6 +507,7 @@ noncontig_method choose_noncontig(std::size_t runs, std::size_t run_bytes) noexc
   noncontig_method m = method_setting();
   if (m != noncontig_method::automatic) return m;
   if (runs <= batched_max_runs || run_bytes >= batched_min_run_bytes) return noncontig_method::batched;
+  if (rma_needs_target_progress() && runs * run_bytes <= message_max_bytes) return noncontig_method::message;
   return noncontig_method::datatype;
 }
 
@@ -409,6 +591,16 @@ bool strided_put(int rank, std::uint64_t remote_offset, const std::byte* src, co
 
 bool strided_get(int rank, std::uint64_t remote_offset, std::byte* dst, const strided_plan& plan, completion done) {
   return strided_transfer(false, rank, remote_offset, dst, plan, std::move(done));
+}
+
+bool strided_by_message(int rank, const strided_plan& plan) noexcept {
+  if (plan.empty || plan.dims.empty() || segment_base(rank)) return false;
+  return choose_noncontig(plan.runs(), plan.run) == noncontig_method::message;
+}
+
+void strided_put_message(int rank, std::uint64_t remote_offset, const std::byte* src, const strided_plan& plan,
+                         completion done, am_handler rcx, std::span<const std::byte> rcx_payload) {
+  put_message(rank, remote_offset, src, plan, std::move(done), rcx, rcx_payload);
 }
 
 void check_irregular(const char* what, bool put, int rank, std::size_t elem, const std::vector<local_frag>& local,
