@@ -100,7 +100,7 @@ future<> strided_op(bool put, const char* what, int rank, std::uint64_t off, std
   }
   if constexpr (has_rcx) {
     // One message carries the data and the remote completion.
-    if (strided_by_message(rank, plan)) {
+    if (put && strided_by_message(rank, plan)) {
       auto [done, f] = transfer_completion(p, rank, no_remote_cx{});
       std::span<const std::byte> payload(rcx.message());
       strided_put_message(rank, off, local, plan, std::move(done), rcx.handler(), payload.subspan(am_header_bytes));

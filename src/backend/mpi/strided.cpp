@@ -67,12 +67,16 @@ constexpr std::size_t irregular_max_piece_bytes = 4096;
 
 // MPICH 4.0 (ch4:ucx) moves an RMA operation with derived datatypes by
 // messages that the target handles at its progress, so the target is
-// involved either way, and accrete's one message was the faster of the two
-// (bench/rma_noncontig with ACCRETE_NODE_SIZE=1: puts 1.0-3.1x faster, gets
-// 0.9-1.7x; bench_heat3d's halo puts about 1.6x). Open MPI's RMA reached the
-// target without it and was 10-200x faster than messages that wait for the
-// target's progress, so there the datatype path stays. Up to 4 MiB: the
+// involved either way. bench/rma_noncontig with ACCRETE_NODE_SIZE=1, four
+// runs, one accrete message against one datatype operation: for 2 KiB
+// sections 0.79-1.0x (puts) and 0.53-1.0x (gets) of its speed, so those
+// stay datatype operations; from 32 KiB puts 1.07-3.3x faster, gets 0.94-
+// 2.3x. bench_heat3d's 128 KiB faces: the exchange 0.52x of the best MPI
+// variant -> 1.22x (gets), 0.53x -> 1.28x (puts). Open MPI's RMA reached
+// the target without it and was 10-200x faster than messages that wait for
+// the target's progress, so there the datatype path stays. Up to 4 MiB: the
 // message path copies the section twice and holds it in one buffer.
+constexpr std::size_t message_min_bytes = std::size_t{16} << 10;
 constexpr std::size_t message_max_bytes = std::size_t{4} << 20;
 bool rma_needs_target_progress() noexcept {
   static const bool mpich = [] {
@@ -507,7 +511,9 @@ noncontig_method choose_noncontig(std::size_t runs, std::size_t run_bytes) noexc
   noncontig_method m = method_setting();
   if (m != noncontig_method::automatic) return m;
   if (runs <= batched_max_runs || run_bytes >= batched_min_run_bytes) return noncontig_method::batched;
-  if (rma_needs_target_progress() && runs * run_bytes <= message_max_bytes) return noncontig_method::message;
+  const std::size_t bytes = runs * run_bytes;
+  if (rma_needs_target_progress() && bytes >= message_min_bytes && bytes <= message_max_bytes)
+    return noncontig_method::message;
   return noncontig_method::datatype;
 }
 
