@@ -67,7 +67,7 @@ constexpr std::size_t irregular_max_piece_bytes = 4096;
 
 // MPICH 4.0 (ch4:ucx) moves an RMA operation with derived datatypes by
 // messages that the target handles at its progress, so the target is
-// involved either way. bench/rma_noncontig with ACCRETE_NODE_SIZE=1, four
+// involved either way. bench/rma_noncontig with ACCRETE_NODE_SIZE=1, five
 // runs, one accrete message against one datatype operation: for 2 KiB
 // sections 0.79-1.0x (puts) and 0.53-1.0x (gets) of its speed, so those
 // stay datatype operations; from 32 KiB puts 1.07-3.3x faster, gets 0.94-
