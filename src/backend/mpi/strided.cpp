@@ -211,8 +211,8 @@ void put_or_get(bool put, std::byte* local, std::size_t n, int rank, std::uint64
 // A section as one active message: packed at the origin, unpacked by the
 // target's progress, acknowledged to complete the operation. MPICH 4.0
 // (ch4:ucx) carries an RMA operation with derived datatypes as messages
-// that the target processes at its progress anyway, in more of them and
-// slower than this (docs/noncontig.md, bench/heat3d).
+// that the target processes at its progress anyway; this was faster from
+// 16 KiB (rma_needs_target_progress above; docs/noncontig.md).
 //
 // A message: wire_head, then `dims` wire_dim (the remote side of the plan,
 // in its order), then the remote completion's payload (puts), then the
