@@ -104,12 +104,7 @@ void check_segment_fits(int on_node, const std::string& source, bool from_option
 // swap. So when accrete starts MPI itself it leaves osc/rdma out, unless
 // the environment chooses the one-sided components (OMPI_MCA_osc, which
 // `mpiexec --mca osc ...` sets too).
-bool open_mpi_4() {
-  char v[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(v, &len);  // callable before MPI_Init
-  return std::string(v, std::size_t(len)).starts_with("Open MPI v4.");
-}
+bool open_mpi_4() { return mpi_library_version().starts_with("Open MPI v4."); }
 void avoid_osc_rdma() {
   if (open_mpi_4() && !std::getenv("OMPI_MCA_osc")) setenv("OMPI_MCA_osc", "^rdma", 0);
 }
@@ -262,10 +257,7 @@ void backend_init(const init_options& opts) {
   threads_init(par);
   if (want_thread) start_progress_thread();
   if (st.verbose && st.rank == 0) {
-    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(ver, &len);
-    std::string v(ver, std::min<int>(len, 60));
+    std::string v = mpi_library_version().substr(0, 60);
     std::replace(v.begin(), v.end(), '\n', ' ');
     const int nn = st.node_n;
     std::fprintf(stderr,
@@ -396,6 +388,13 @@ void check_range(const char* what, int rank, std::uint64_t offset, std::size_t b
     throw bad_global_ptr(std::string("accrete: ") + what + ": " + std::to_string(bytes) + " bytes at offset " +
                          std::to_string(offset) + " of rank " + std::to_string(rank) + " run past its segment of " +
                          std::to_string(st.seg_bytes) + " bytes");
+}
+
+std::string mpi_library_version() {
+  char v[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(v, &len);  // callable before MPI_Init
+  return std::string(v, std::size_t(len));
 }
 
 void memory_sync() noexcept {

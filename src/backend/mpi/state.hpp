@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -263,6 +264,9 @@ void dispatch(int source, std::span<const std::byte> msg);
 /// its remote completion.
 std::intptr_t am_handler_id(am_handler h) noexcept;
 am_handler am_handler_of(std::intptr_t id, int source);
+/// MPI_Get_library_version's text (callable before MPI_Init): the MPI
+/// library, for the choices that depend on it.
+std::string mpi_library_version();
 // node_barrier.cpp
 void open_node_sync();
 void close_node_sync();

@@ -10,7 +10,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "accrete/detail/strided_backend.hpp"
@@ -79,12 +78,7 @@ constexpr std::size_t irregular_max_piece_bytes = 4096;
 constexpr std::size_t message_min_bytes = std::size_t{16} << 10;
 constexpr std::size_t message_max_bytes = std::size_t{4} << 20;
 bool rma_needs_target_progress() noexcept {
-  static const bool mpich = [] {
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(v, &len);
-    return std::string_view(v, std::size_t(len)).starts_with("MPICH");
-  }();
+  static const bool mpich = mpi_library_version().starts_with("MPICH");
   return mpich;
 }
 
