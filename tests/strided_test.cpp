@@ -171,22 +171,25 @@ TEST(Strided, FixedDimensionFormsAndPromises) {
   for (auto m : kMethods) {
     detail::set_noncontig_method(m);
     for (auto& g : fx.targets()) {
-      SCOPED_TRACE("target " + std::to_string(g.where()));
+      SCOPED_TRACE("target " + std::to_string(g.where()) + " method " + std::to_string(int(m)));
       init_remote(g, 3);
-      // Two faces of an nx*ny*nz cube through one promise.
+      // Two faces of an nx*ny*nz cube through one promise. They would
+      // share the edge i = nx-1, k = nz-1, but puts in flight together are
+      // not ordered (docs/semantics.md; here one may go by MPI_Put and the
+      // other by message), so the second stops short of it.
       std::vector<u64> a(ny * nz), b(nx * ny);
       for (std::size_t i = 0; i < a.size(); ++i) a[i] = 1000 + i;
       for (std::size_t i = 0; i < b.size(); ++i) b[i] = 5000 + i;
       promise<> p;
       const std::ptrdiff_t e = sizeof(u64);
       rput_strided<2>(a.data(), {std::ptrdiff_t(nz) * e, e}, g + (nx - 1) * sx, {sy * e, e}, {ny, nz}, p);
-      rput_strided<2>(b.data(), {std::ptrdiff_t(ny) * e, e}, g + (nz - 1), {sx * e, sy * e}, {nx, ny}, p);
+      rput_strided<2>(b.data(), {std::ptrdiff_t(ny) * e, e}, g + (nz - 1), {sx * e, sy * e}, {nx - 1, ny}, p);
       p.finalize().wait();
       std::vector<u64> want(kArr);
       for (std::size_t i = 0; i < kArr; ++i) want[i] = pat(3, i);
       for (std::size_t j = 0; j < ny; ++j)
         for (std::size_t k = 0; k < nz; ++k) want[(nx - 1) * sx + j * sy + k] = a[j * nz + k];
-      for (std::size_t i = 0; i < nx; ++i)
+      for (std::size_t i = 0; i + 1 < nx; ++i)
         for (std::size_t j = 0; j < ny; ++j) want[i * sx + j * sy + nz - 1] = b[i * ny + j];
       EXPECT_EQ(read_all(g), want);
       // Get the same two faces back with the promise form.
@@ -195,7 +198,7 @@ TEST(Strided, FixedDimensionFormsAndPromises) {
       rget_strided<2>(g + (nx - 1) * sx, {sy * e, e}, a2.data(), {std::ptrdiff_t(nz) * e, e}, {ny, nz}, q);
       rget_strided<2>(g + (nz - 1), {sx * e, sy * e}, b2.data(), {std::ptrdiff_t(ny) * e, e}, {nx, ny}, q);
       q.finalize().wait();
-      // The faces share the edge i = nx-1, k = nz-1, where the later put won.
+      // The gets overlap on the edge, which holds the first face's values.
       std::vector<u64> a_want(a.size()), b_want(b.size());
       for (std::size_t j = 0; j < ny; ++j)
         for (std::size_t k = 0; k < nz; ++k) a_want[j * nz + k] = want[(nx - 1) * sx + j * sy + k];
