@@ -333,18 +333,6 @@ const bool section_handlers_registered = [] {
   return true;
 }();
 
-void put_message(int rank, std::uint64_t off, const std::byte* src, const strided_plan& p, completion done,
-                 am_handler rcx, std::span<const std::byte> rcx_payload) {
-  const std::intptr_t rcx_id = rcx ? am_handler_id(rcx) : 0;
-  std::vector<std::byte> msg = message_buffer(wire_bytes(p) + rcx_payload.size() + p.bytes());
-  append_head(msg, make_token(std::move(done), nullptr, nullptr), off, p, rcx_payload.size(), rcx_id);
-  msg.insert(msg.end(), rcx_payload.begin(), rcx_payload.end());
-  const std::size_t at = msg.size();
-  msg.resize(at + p.bytes());
-  pack(msg.data() + at, src, p, false);
-  am_send_owned(rank, &section_put, std::move(msg));
-}
-
 void get_message(int rank, std::uint64_t off, std::byte* dst, const strided_plan& p, completion done) {
   std::vector<std::byte> msg = message_buffer(wire_bytes(p));
   append_head(msg, make_token(std::move(done), dst, &p), off, p, 0, 0);
@@ -364,7 +352,7 @@ bool strided_transfer(bool put, int rank, std::uint64_t off, std::byte* local, c
   }
   if (strided_by_message(rank, p)) {
     if (put)
-      put_message(rank, off, local, p, std::move(done), nullptr, {});
+      strided_put_message(rank, off, local, p, std::move(done), nullptr, {});
     else
       get_message(rank, off, local, p, std::move(done));
     return false;
@@ -598,9 +586,16 @@ bool strided_by_message(int rank, const strided_plan& plan) noexcept {
   return choose_noncontig(plan.runs(), plan.run) == noncontig_method::message;
 }
 
-void strided_put_message(int rank, std::uint64_t remote_offset, const std::byte* src, const strided_plan& plan,
-                         completion done, am_handler rcx, std::span<const std::byte> rcx_payload) {
-  put_message(rank, remote_offset, src, plan, std::move(done), rcx, rcx_payload);
+void strided_put_message(int rank, std::uint64_t off, const std::byte* src, const strided_plan& p, completion done,
+                         am_handler rcx, std::span<const std::byte> rcx_payload) {
+  const std::intptr_t rcx_id = rcx ? am_handler_id(rcx) : 0;
+  std::vector<std::byte> msg = message_buffer(wire_bytes(p) + rcx_payload.size() + p.bytes());
+  append_head(msg, make_token(std::move(done), nullptr, nullptr), off, p, rcx_payload.size(), rcx_id);
+  msg.insert(msg.end(), rcx_payload.begin(), rcx_payload.end());
+  const std::size_t at = msg.size();
+  msg.resize(at + p.bytes());
+  pack(msg.data() + at, src, p, false);
+  am_send_owned(rank, &section_put, std::move(msg));
 }
 
 void check_irregular(const char* what, bool put, int rank, std::size_t elem, const std::vector<local_frag>& local,
