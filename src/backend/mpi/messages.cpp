@@ -276,6 +276,13 @@ namespace {
 // than the caches hold), while with 512 KiB those RPCs went through MPI
 // (bench_extend_add's accrete_rpc 0.77-0.84 of plain MPI against 0.85-0.99
 // with 2 MiB; bench/extend_add/README.md).
+//
+// Why the bulk ring holds 8 MiB: a burst of large RPCs that meets a full ring
+// goes through MPI, which costs more per message than the ring. At 2 MiB, 16
+// of extend-add's 128 KiB RPCs fit and n = 40 sends 80 to one target at once:
+// accrete_rpc 0.97-0.99 of plain MPI, 1.01-1.02 with 8 MiB (five interleaved
+// rounds per MPI, P = 2, bench/extend_add/results/bulk_ring_size/). Small
+// messages never enter it, so its size does not push them out of the caches.
 constexpr std::size_t small_message_max = std::size_t{16} << 10;
 std::size_t ring_bytes(const char* var, std::size_t fallback) {
   // At most 1 GiB: a ring is node-shared memory per process.
@@ -292,7 +299,7 @@ std::size_t ring_bytes(const char* var, std::size_t fallback) {
 // write into.
 void open_rings() {
   const std::size_t cap = ring_bytes("ACCRETE_AM_RING_BYTES", std::size_t{512} << 10);
-  const std::size_t bulk = cap ? ring_bytes("ACCRETE_AM_BULK_RING_BYTES", std::size_t{2} << 20) : 0;
+  const std::size_t bulk = cap ? ring_bytes("ACCRETE_AM_BULK_RING_BYTES", std::size_t{8} << 20) : 0;
   st.out_rings.clear();
   st.out_bulk.clear();
   st.ring_of.assign(st.size, -1);
