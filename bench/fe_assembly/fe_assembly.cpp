@@ -169,8 +169,8 @@ double petsc_checksum(Mat M, std::int64_t r0, std::int64_t r1) {
 
 #ifdef ACCRETE_BENCH_PETSC
 // The own rows as CSR with global columns, copied into a PETSc Mat and solved.
-solve_result petsc_solve_csr(const context& c, const std::vector<std::int64_t>& ptr, const std::vector<std::int64_t>& col,
-                             const std::vector<double>& val) {
+solve_result petsc_solve_csr(const context& c, const std::vector<std::int64_t>& ptr,
+                             const std::vector<std::int64_t>& col, const std::vector<double>& val) {
   const std::vector<PetscInt> pi(ptr.begin(), ptr.end()), pj(col.begin(), col.end());
   Mat M;
   const PetscInt nl = PetscInt(c.r1 - c.r0);
@@ -260,7 +260,8 @@ struct mpi_impl : impl {
       for (int a = 0; a < ne; ++a) {
         const int p = int(std::upper_bound(rs.begin(), rs.end(), rows[std::size_t(a)]) - rs.begin()) - 1;
         auto& v = out[std::size_t(p)];
-        for (int b = 0; b < ne; ++b) v.push_back({rows[std::size_t(a)], rows[std::size_t(b)], K[std::size_t(a) * ne + b]});
+        for (int b = 0; b < ne; ++b)
+          v.push_back({rows[std::size_t(a)], rows[std::size_t(b)], K[std::size_t(a) * ne + b]});
       }
     }
     const auto nps = static_cast<std::size_t>(np);
@@ -303,7 +304,8 @@ struct mpi_impl : impl {
   row_values row(std::int64_t i) const override {
     row_values out;
     const std::int64_t lr = i - c.r0;
-    for (auto k = ptr[std::size_t(lr)]; k < ptr[std::size_t(lr) + 1]; ++k) out.push_back({col[std::size_t(k)], val[std::size_t(k)]});
+    for (auto k = ptr[std::size_t(lr)]; k < ptr[std::size_t(lr) + 1]; ++k)
+      out.push_back({col[std::size_t(k)], val[std::size_t(k)]});
     return out;
   }
   double checksum() const override { return std::accumulate(val.begin(), val.end(), 0.0); }
@@ -327,8 +329,9 @@ struct petsc_setvalues_impl : impl {
     const PetscInt nl = PetscInt(c.r1 - c.r0);
     if (round == 0) {
       const std::vector<PetscInt> dn(c.d_nnz.begin(), c.d_nnz.end()), on(c.o_nnz.begin(), c.o_nnz.end());
-      petsc_call(MatCreateAIJ(PETSC_COMM_WORLD, nl, nl, PETSC_DETERMINE, PETSC_DETERMINE, 0, dn.data(), 0, on.data(), &M),
-                 "MatCreateAIJ");
+      petsc_call(
+          MatCreateAIJ(PETSC_COMM_WORLD, nl, nl, PETSC_DETERMINE, PETSC_DETERMINE, 0, dn.data(), 0, on.data(), &M),
+          "MatCreateAIJ");
       MatSetOption(M, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE);
     } else {
       MatZeroEntries(M);
@@ -377,7 +380,8 @@ struct petsc_coo_impl : impl {
       for (std::int64_t e : c.elements) {
         c.m.element_rows(e, rows.data());
         for (int a = 0; a < ne; ++a)
-          for (int b = 0; b < ne; ++b) ci.push_back(PetscInt(rows[std::size_t(a)])), cj.push_back(PetscInt(rows[std::size_t(b)]));
+          for (int b = 0; b < ne; ++b)
+            ci.push_back(PetscInt(rows[std::size_t(a)])), cj.push_back(PetscInt(rows[std::size_t(b)]));
       }
       petsc_call(MatSetPreallocationCOO(M, PetscCount(ci.size()), ci.data(), cj.data()), "MatSetPreallocationCOO");
       v.resize(ci.size());
@@ -752,13 +756,15 @@ int run_bench(int argc, char** argv) {
       layout = v;
     else {
       if (accrete::rank_me() == 0)
-        std::fprintf(stderr, "usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb] "
-                             "[--rounds R] [--reps K] [--json PATH] [--only NAME[,NAME...]] [--layout row|col]\n");
+        std::fprintf(stderr,
+                     "usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb] "
+                     "[--rounds R] [--reps K] [--json PATH] [--only NAME[,NAME...]] [--layout row|col]\n");
       return 2;
     }
   }
   if (layout != "row" && layout != "col") {
-    if (accrete::rank_me() == 0) std::fprintf(stderr, "bench_fe_assembly: --layout %s: expected row or col\n", layout.c_str());
+    if (accrete::rank_me() == 0)
+      std::fprintf(stderr, "bench_fe_assembly: --layout %s: expected row or col\n", layout.c_str());
     return 2;
   }
   const fe::preset pre = fe::preset_named(preset_name);
@@ -786,7 +792,8 @@ int run_bench(int argc, char** argv) {
   for (std::size_t k = 0; k < old_of_new.size(); ++k) {
     const int n = c.m.n, d = c.m.d;
     const std::int64_t old = old_of_new[k];
-    const int x = int(old % (n + 1)), y = int((old / (n + 1)) % (n + 1)), z = int(old / (std::int64_t(n + 1) * (n + 1)));
+    const int x = int(old % (n + 1)), y = int((old / (n + 1)) % (n + 1)),
+              z = int(old / (std::int64_t(n + 1) * (n + 1)));
     std::int32_t nd = 0, no = 0;
     for (int zz = std::max(z - 1, 0); zz <= std::min(z + 1, n); ++zz)
       for (int yy = std::max(y - 1, 0); yy <= std::min(y + 1, n); ++yy)
@@ -794,7 +801,8 @@ int run_bench(int argc, char** argv) {
           const std::int64_t col = c.m.node_number[std::size_t(c.m.node_index(xx, yy, zz))] * d;
           (col >= c.r0 && col < c.r1 ? nd : no) += d;
         }
-    for (int j = 0; j < d; ++j) c.d_nnz[k * std::size_t(d) + std::size_t(j)] = nd, c.o_nnz[k * std::size_t(d) + std::size_t(j)] = no;
+    for (int j = 0; j < d; ++j)
+      c.d_nnz[k * std::size_t(d) + std::size_t(j)] = nd, c.o_nnz[k * std::size_t(d) + std::size_t(j)] = no;
   }
 
   std::vector<std::unique_ptr<impl>> impls;
@@ -881,7 +889,8 @@ int run_bench(int argc, char** argv) {
         "accrete given %s-major blocks\n",
         pre.name.c_str(), pre.n, pre.d, (long long)c.m.unknowns(), partition.c_str(), c.np, c.rounds, reps,
         layout.c_str());
-    std::printf("%-15s %12s %12s %12s %12s\n", "implementation", "first [s]", "later [s]", "first/bound", "later/bound");
+    std::printf("%-15s %12s %12s %12s %12s\n", "implementation", "first [s]", "later [s]", "first/bound",
+                "later/bound");
     for (std::size_t k = 0; k < impls.size(); ++k)
       std::printf("%-15s %12.4g %12.4g %12.3f %12.3f\n", impls[k]->name.c_str(), bench::median(res[k].first),
                   bench::median(res[k].later), ratio(k, true), ratio(k, false));
@@ -917,10 +926,10 @@ int run_bench(int argc, char** argv) {
       << ",\n    \"accrete_repro_over_accrete_later\": " << bench::num(bench::median_ratio(res[1].later, res[0].later))
       << ",\n    \"accrete_repro_over_accrete_first\": " << bench::num(bench::median_ratio(res[1].first, res[0].first));
     for (std::size_t k = 2; k + 1 < impls.size(); ++k)
-      f << ",\n    \"" << impls[k]->name << "_over_accrete_later\": "
-        << bench::num(bench::median_ratio(res[k].later, res[0].later)) << ",\n    \"" << impls[k]->name
-        << "_over_accrete_first\": " << bench::num(bench::median_ratio(res[k].first, res[0].first)) << ",\n    \""
-        << impls[k]->name << "_later_over_bound\": " << bench::num(ratio(k, false));
+      f << ",\n    \"" << impls[k]->name
+        << "_over_accrete_later\": " << bench::num(bench::median_ratio(res[k].later, res[0].later)) << ",\n    \""
+        << impls[k]->name << "_over_accrete_first\": " << bench::num(bench::median_ratio(res[k].first, res[0].first))
+        << ",\n    \"" << impls[k]->name << "_later_over_bound\": " << bench::num(ratio(k, false));
     f << "\n  }\n}\n";
   }
   if (!failures.empty() && c.me == 0) std::fprintf(stderr, "bench_fe_assembly: checks failed\n");
