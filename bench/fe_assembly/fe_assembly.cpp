@@ -880,6 +880,9 @@ int run_bench(int argc, char** argv) {
     }
 
   const std::size_t ib = impls.size() - 1;
+  // An implementation left out by --only has no times: it gets no row, no
+  // JSON entry and no ratio (a 0 would read as a measurement).
+  auto ran = [&](std::size_t k) { return !res[k].first.empty(); };
   auto ratio = [&](std::size_t a, bool first) {
     return bench::median_ratio(first ? res[a].first : res[a].later, first ? res[ib].first : res[ib].later);
   };
@@ -891,9 +894,13 @@ int run_bench(int argc, char** argv) {
         layout.c_str());
     std::printf("%-15s %12s %12s %12s %12s\n", "implementation", "first [s]", "later [s]", "first/bound",
                 "later/bound");
-    for (std::size_t k = 0; k < impls.size(); ++k)
-      std::printf("%-15s %12.4g %12.4g %12.3f %12.3f\n", impls[k]->name.c_str(), bench::median(res[k].first),
-                  bench::median(res[k].later), ratio(k, true), ratio(k, false));
+    for (std::size_t k = 0; k < impls.size(); ++k) {
+      if (!ran(k)) continue;
+      std::printf("%-15s %12.4g %12.4g", impls[k]->name.c_str(), bench::median(res[k].first),
+                  bench::median(res[k].later));
+      if (ran(ib)) std::printf(" %12.3f %12.3f", ratio(k, true), ratio(k, false));
+      std::printf("\n");
+    }
   }
   if (c.me == 0 && !json.empty()) {
     std::ofstream f(json);
@@ -901,8 +908,11 @@ int run_bench(int argc, char** argv) {
       << ",\n  \"d\": " << pre.d << ",\n  \"unknowns\": " << c.m.unknowns() << ",\n  \"partition\": \"" << partition
       << "\",\n  \"processes\": " << c.np << ",\n  \"rounds\": " << c.rounds << ",\n  \"reps\": " << reps
       << ",\n  \"layout\": \"" << layout << "\",\n  \"checks_failed\": " << failures.size() << ",\n  \"results\": {";
+    bool first_result = true;
     for (std::size_t k = 0; k < impls.size(); ++k) {
-      f << (k ? "," : "") << "\n    \"" << impls[k]->name << "\": {\"first_s\": [";
+      if (!ran(k)) continue;
+      f << (first_result ? "" : ",") << "\n    \"" << impls[k]->name << "\": {\"first_s\": [";
+      first_result = false;
       for (std::size_t r = 0; r < res[k].first.size(); ++r) f << (r ? ", " : "") << bench::num(res[k].first[r]);
       f << "], \"later_median_s\": [";
       for (std::size_t r = 0; r < res[k].later.size(); ++r) f << (r ? ", " : "") << bench::num(res[k].later[r]);
@@ -921,15 +931,28 @@ int run_bench(int argc, char** argv) {
     // The goals' ratios: accrete against the bound, reproducible against
     // default, and each other implementation's time over accrete's (> 1:
     // accrete faster), first round and later rounds.
-    f << "\n  },\n  \"summary\": {\n    \"accrete_later_over_bound\": " << bench::num(ratio(0, false))
-      << ",\n    \"accrete_first_over_bound\": " << bench::num(ratio(0, true))
-      << ",\n    \"accrete_repro_over_accrete_later\": " << bench::num(bench::median_ratio(res[1].later, res[0].later))
-      << ",\n    \"accrete_repro_over_accrete_first\": " << bench::num(bench::median_ratio(res[1].first, res[0].first));
-    for (std::size_t k = 2; k + 1 < impls.size(); ++k)
-      f << ",\n    \"" << impls[k]->name
-        << "_over_accrete_later\": " << bench::num(bench::median_ratio(res[k].later, res[0].later)) << ",\n    \""
-        << impls[k]->name << "_over_accrete_first\": " << bench::num(bench::median_ratio(res[k].first, res[0].first))
-        << ",\n    \"" << impls[k]->name << "_later_over_bound\": " << bench::num(ratio(k, false));
+    f << "\n  },\n  \"summary\": {";
+    const char* sep = "\n    \"";
+    auto put = [&](const std::string& key, double v) {
+      f << sep << key << "\": " << bench::num(v);
+      sep = ",\n    \"";
+    };
+    if (ran(0) && ran(ib)) {
+      put("accrete_later_over_bound", ratio(0, false));
+      put("accrete_first_over_bound", ratio(0, true));
+    }
+    if (ran(0) && ran(1)) {
+      put("accrete_repro_over_accrete_later", bench::median_ratio(res[1].later, res[0].later));
+      put("accrete_repro_over_accrete_first", bench::median_ratio(res[1].first, res[0].first));
+    }
+    for (std::size_t k = 2; k < ib; ++k) {
+      if (!ran(k)) continue;
+      if (ran(0)) {
+        put(impls[k]->name + "_over_accrete_later", bench::median_ratio(res[k].later, res[0].later));
+        put(impls[k]->name + "_over_accrete_first", bench::median_ratio(res[k].first, res[0].first));
+      }
+      if (ran(ib)) put(impls[k]->name + "_later_over_bound", ratio(k, false));
+    }
     f << "\n  }\n}\n";
   }
   if (!failures.empty() && c.me == 0) std::fprintf(stderr, "bench_fe_assembly: checks failed\n");
