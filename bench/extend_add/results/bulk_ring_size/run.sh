@@ -18,3 +18,14 @@ for r in $(seq 1 ${ROUNDS:-5}); do
     done
   done
 done
+# Five more rounds of bench_fe_assembly alone (rounds 6-10), to see whether the ring's size moves it.
+for r in $(seq 6 10); do
+  for m in openmpi mpich; do
+    extra=""; [ $m = openmpi ] && extra="--oversubscribe"
+    cfgs="2M 8M"; [ $((r % 2)) = 0 ] && cfgs="8M 2M"
+    for ring in $cfgs; do
+      ACCRETE_AM_BULK_RING_BYTES=$ring mpiexec.$m $extra -n 2 build/$m/bench/fe_assembly/bench_fe_assembly --preset small \
+        --partition slab --reps 3 --only accrete,bound --json $out/fe_${ring}_${m}_r$r.json > $out/fe_${ring}_${m}_r$r.txt 2>&1
+    done
+  done
+done
