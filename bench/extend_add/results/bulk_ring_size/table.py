@@ -1,9 +1,12 @@
-"""Table of the bulk ring A/B (run.sh): per MPI and cell, median (range) over rounds.
+"""Table of the bulk ring A/B (run.sh; `table.py split` for split/run.sh, whose configurations are
+A: HEAD, B: the small ring taking messages up to 32 KiB, C: HEAD with a 2 MiB bulk ring): per MPI and
+cell, median (range) over rounds.
 extend-add: best plain-MPI variant / accrete variant (above 1: accrete faster) and the
 `send` step [ms]; fe_assembly: accrete's later and first rounds over the bound."""
 import collections, glob, json, os, re, statistics as S, sys
 
-d = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+here = os.path.dirname(os.path.abspath(__file__))
+d = os.path.join(here, sys.argv[1]) if len(sys.argv) > 1 else here
 cells = collections.defaultdict(list)
 for f in glob.glob(d + "/ea_*.json"):
     cfg, mpi = re.search(r"ea_(\w+?)_(openmpi|mpich)_r\d+\.json", f).groups()
@@ -19,8 +22,8 @@ for f in glob.glob(d + "/fe_*.json"):
     s = json.load(open(f))["summary"]
     cells[(mpi, "fe small slab later / bound", cfg)].append(s["accrete_later_over_bound"])
     cells[(mpi, "fe small slab first / bound", cfg)].append(s["accrete_first_over_bound"])
-cfgs = sorted({k[2] for k in cells}, key=lambda c: int(c[:-1]))
-print("| MPI | cell | " + " | ".join(f"{c} bulk ring" for c in cfgs) + " |")
+cfgs = sorted({k[2] for k in cells}, key=lambda c: (len(c), c))  # 2M before 8M; A, B, C
+print("| MPI | cell | " + " | ".join(cfgs) + " |")
 print("| --- | --- | " + " | ".join("---" for _ in cfgs) + " |")
 for key in sorted({k[:2] for k in cells}):
     row = []
