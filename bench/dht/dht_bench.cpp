@@ -401,15 +401,22 @@ int main(int argc, char** argv) {
     // per-repetition ratios.
     std::printf("%-8s %-10s %8s %14s %14s %10s %10s %9s %9s\n", "value", "table", "N", "inserts/s", "finds/s",
                 "ins/mpi", "find/mpi", "ins-upx", "find-upx");
+    // A table left out by --tables has no times: no row, no JSON entry, no
+    // ratio (a 0 would read as a measurement).
     std::vector<double> slowdowns;
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
-      const auto& b = results[i - i % nv];
-      double mi = median(r.ins), mf = median(r.fnd);
-      std::printf("%-8zu %-10s %8zu %14.0f %14.0f %10.2f %10.2f", r.bytes, r.variant.c_str(), r.n, mi, mf,
-                  mi / median(b.ins), mf / median(b.fnd));
       const std::size_t k = i % nv;
-      if (k >= 3 && mi > 0 && mf > 0) {
+      if (!wanted(variants[k])) continue;
+      double mi = median(r.ins), mf = median(r.fnd);
+      std::printf("%-8zu %-10s %8zu %14.0f %14.0f", r.bytes, r.variant.c_str(), r.n, mi, mf);
+      if (wanted(variants[0])) {
+        const auto& b = results[i - k];
+        std::printf(" %10.2f %10.2f", mi / median(b.ins), mf / median(b.fnd));
+      } else {
+        std::printf(" %10s %10s", "-", "-");
+      }
+      if (k >= 3 && wanted(variants[k - 2])) {
         const auto& native = results[i - k + (k - 2)];  // upcxx_rpc -> rpc, upcxx_lz -> lz
         // Rates: native over UPC++-written is the time ratio, per repetition.
         const double si = bench::median_ratio(native.ins, r.ins), sf = bench::median_ratio(native.fnd, r.fnd);
@@ -428,22 +435,27 @@ int main(int argc, char** argv) {
                      ", \"node_size\": \"" + (ns ? ns : "real") + "\", \"reps\": " + std::to_string(reps) +
                      ", \"load_avg\": [" + std::to_string(load_before) + ", " + std::to_string(load_after) + "]" +
                      ", \"wrong_values\": " + std::to_string(total_bad) + ", \"results\": [";
+    bool first_result = true;
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
+      if (!wanted(r.variant)) continue;
       auto list = [](const std::vector<double>& v) {
         std::string s = "[";
         for (std::size_t j = 0; j < v.size(); ++j) s += (j ? ", " : "") + std::to_string(long(v[j]));
         return s + "]";
       };
-      js += std::string(i ? ", " : "") + "{\"table\": \"" + r.variant +
+      js += std::string(first_result ? "" : ", ") + "{\"table\": \"" + r.variant +
             "\", \"value_bytes\": " + std::to_string(r.bytes) + ", \"n\": " + std::to_string(r.n) +
             ", \"inserts_per_s\": " + std::to_string(long(median(r.ins))) +
             ", \"finds_per_s\": " + std::to_string(long(median(r.fnd))) + ", \"insert_reps\": " + list(r.ins) +
             ", \"find_reps\": " + list(r.fnd) + "}";
+      first_result = false;
     }
-    js += "], \"summary\": {\"upcxx_slowdown_median\": " + bench::num(median(slowdowns)) +
-          ", \"upcxx_slowdown_max\": " + bench::num(worst) + ", \"cells\": " + std::to_string(slowdowns.size()) +
-          "}}\n";
+    // Without a UPC++-written table and its native one there is no slowdown.
+    const bool any = !slowdowns.empty();
+    js += "], \"summary\": {\"upcxx_slowdown_median\": " + (any ? bench::num(median(slowdowns)) : "null") +
+          ", \"upcxx_slowdown_max\": " + (any ? bench::num(worst) : "null") +
+          ", \"cells\": " + std::to_string(slowdowns.size()) + "}}\n";
     if (!json_path.empty()) {
       if (FILE* f = std::fopen(json_path.c_str(), "w")) {
         std::fputs(js.c_str(), f);
