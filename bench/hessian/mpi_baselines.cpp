@@ -359,7 +359,6 @@ struct raw_words {
   int32_t* data() { return p.get(); }
 };
 
-
 int64_t segment_words(const pattern& pat, int tr, int tc) {
   const auto nruns = static_cast<int64_t>(pat.runs[static_cast<std::size_t>(tr)].size());
   const auto ncols = static_cast<int64_t>(pat.cols[static_cast<std::size_t>(tc)].size());
@@ -600,8 +599,8 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
               const float* ahead = data + static_cast<int64_t>(cols[c + prefetch_columns].lc) * lds[q];
               for (const row_run& r : runs) prefetch_lines(ahead + r.l0, r.len);
             }
-            add_column(data + static_cast<int64_t>(cols[c].lc) * lds[q], up.B.data() + static_cast<int64_t>(cols[c].j) * n,
-                       runs.data(), runs.size());
+            add_column(data + static_cast<int64_t>(cols[c].lc) * lds[q],
+                       up.B.data() + static_cast<int64_t>(cols[c].j) * n, runs.data(), runs.size());
           }
           spin_unlock(lk);
           c0 = c1;
