@@ -20,4 +20,4 @@ accrete_add_mpi_test(convergent_matrix_test NP 3 NODE_SIZES 1 ENV GTEST_FILTER=*
 # Rings of 256 bytes and 64 KiB (tests/rpc.cmake): packets to node-local
 # owners meet full rings and fall back to MPI mid-round.
 accrete_add_mpi_test(convergent_matrix_test NP 3 5 NODE_SIZES 2 ENV ACCRETE_AM_RING_BYTES=256
-                     ACCRETE_AM_BULK_RING_BYTES=64K SUFFIX ring256 TIMEOUT 600)
+                     ACCRETE_AM_BULK_RING_BYTES=64K SUFFIX ring256 LABELS sanitize TIMEOUT 600)

@@ -95,7 +95,8 @@ baseline_timing baseline_shared_memory(const params& prm, MPI_Comm comm, float* 
 
 // The memory bandwidth the assembly can use: every rank of comm at once runs
 // d[i] += s[i] over two private arrays of `elements` floats (far larger than
-// the caches), best of `reps`; returns the aggregate bytes per second,
+// the caches), best of `reps`, timed from the first start to the last end
+// (barriers around the loop); returns the aggregate bytes per second,
 // counting 12 bytes per element (read s, read d, write d) -- the traffic of
 // one assembly element. A STREAM "add"-like kernel.
 double stream_add_bandwidth(MPI_Comm comm, int64_t elements = int64_t(1) << 25, int reps = 3);

@@ -4,10 +4,14 @@
 # own node (ACCRETE_NODE_SIZE=1) at P = 2, 4; RUNS runs per cell (default 3),
 # interleaved across cells. JSON and console output go to
 # bench/hessian/results/main_table/ (replaced); table.py prints the table.
+# PRESETS (default "tiny small rounds_small large paper paper_node1") picks
+# rows, OUT another directory (table.py OUT prints its table), e.g. issue
+# 41's goal cells alone: RUNS=5 PRESETS=paper OUT=bench/hessian/results/x.
 # Usage: bench/hessian/sweep.sh   (after ./x build, MPI=openmpi and MPI=mpich)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=bench/hessian/results/main_table
+out=${OUT:-bench/hessian/results/main_table}
+presets=" ${PRESETS:-tiny small rounds_small large paper paper_node1} "
 runs=${RUNS:-3}
 only=accrete_packets,accrete_packets_repro,mpi_accumulate,mpi_alltoallv,mpi_shared_memory,local_apply_ref,compute_only
 rm -rf "$out"
@@ -16,6 +20,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 one() {  # mpi np name node_size bench-args...
   local mpi=$1 np=$2 name=$3 node=$4
   shift 4
+  [[ $presets == *" ${name%_"${mpi}"_p*} "* ]] || return 0
   local launch=(mpiexec.$mpi -n "$np")
   [ "$mpi" = openmpi ] && launch+=(--oversubscribe)
   local env=()
