@@ -17,11 +17,8 @@ if(ACCRETE_MPI_FLAVOR STREQUAL "openmpi")
   accrete_add_mpi_test(combinations_test NP 5 NODE_SIZES 3 TIMEOUT 600)
   # The same with the progress thread applying packets beside the updates.
   accrete_add_mpi_test(combinations_test NP 3 NODE_SIZES 2 ENV ACCRETE_PROGRESS_THREAD=1 SUFFIX progress TIMEOUT 600)
-  # Rings of 256 bytes and 64 KiB (tests/rpc.cmake): node-local packets
-  # meet full rings and go through MPI mid-round, with and without the
-  # progress thread draining them.
-  accrete_add_mpi_test(combinations_test NP 5 NODE_SIZES 2 ENV ACCRETE_AM_RING_BYTES=256 ACCRETE_AM_BULK_RING_BYTES=64K
-                       SUFFIX ring256 TIMEOUT 600)
-  accrete_add_mpi_test(combinations_test NP 3 NODE_SIZES 2 ENV ACCRETE_PROGRESS_THREAD=1 ACCRETE_AM_RING_BYTES=256
-                       ACCRETE_AM_BULK_RING_BYTES=64K SUFFIX ring256.progress TIMEOUT 600)
+  # Tiny rings (tests/CMakeLists.txt), with and without the progress thread.
+  accrete_add_mpi_test(combinations_test NP 5 NODE_SIZES 2 ENV ${ACCRETE_TINY_RINGS} SUFFIX ring256 TIMEOUT 600)
+  accrete_add_mpi_test(combinations_test NP 3 NODE_SIZES 2 ENV ACCRETE_PROGRESS_THREAD=1 ${ACCRETE_TINY_RINGS}
+                       SUFFIX ring256.progress TIMEOUT 600)
 endif()

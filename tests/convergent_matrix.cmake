@@ -17,7 +17,6 @@ accrete_add_mpi_test(convergent_matrix_test NP 2 3 NODE_SIZES 0 1 ENV GTEST_FILT
 # beside them (issue 12, part 2).
 accrete_add_mpi_test(convergent_matrix_test NP 3 NODE_SIZES 1 ENV GTEST_FILTER=*Thread* ACCRETE_PROGRESS_THREAD=1
   SUFFIX threads.progress LABELS tsan)
-# Rings of 256 bytes and 64 KiB (tests/rpc.cmake): packets to node-local
-# owners meet full rings and fall back to MPI mid-round.
-accrete_add_mpi_test(convergent_matrix_test NP 3 5 NODE_SIZES 2 ENV ACCRETE_AM_RING_BYTES=256
-                     ACCRETE_AM_BULK_RING_BYTES=64K SUFFIX ring256 LABELS sanitize TIMEOUT 600)
+# Tiny rings (tests/CMakeLists.txt).
+accrete_add_mpi_test(convergent_matrix_test NP 3 5 NODE_SIZES 2 ENV ${ACCRETE_TINY_RINGS} SUFFIX ring256
+                     LABELS sanitize TIMEOUT 600)

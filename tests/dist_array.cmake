@@ -11,9 +11,8 @@ accrete_add_mpi_test(dist_array_test NP 2 3 5 NODE_SIZES 1 TIMEOUT 600)
 # MPI over windows from MPI_Win_create (Open MPI 4.1's osc/rdma once added
 # complex<float> wrongly there). P = 3 and 5: nodes of 2 + 1 and 2 + 2 + 1.
 accrete_add_mpi_test(dist_array_test NP 3 5 NODE_SIZES 2 TIMEOUT 600)
-# Rings of 256 bytes and 64 KiB (tests/rpc.cmake): full rings, MPI fallback.
-accrete_add_mpi_test(dist_array_test NP 3 NODE_SIZES 2 ENV ACCRETE_AM_RING_BYTES=256 ACCRETE_AM_BULK_RING_BYTES=64K
-                     SUFFIX ring256 TIMEOUT 600)
+# Tiny rings (tests/CMakeLists.txt).
+accrete_add_mpi_test(dist_array_test NP 3 NODE_SIZES 2 ENV ${ACCRETE_TINY_RINGS} SUFFIX ring256 TIMEOUT 600)
 
 # Edges of the data paths (tests/edges_test.cpp) in every layout: the real
 # node, every process its own node (the MPI path), and nodes of 2.

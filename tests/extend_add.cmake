@@ -5,7 +5,5 @@ target_include_directories(extend_add_test PRIVATE ${PROJECT_SOURCE_DIR}/bench/e
 # Several processes on each of several nodes (nodes of 2: 2 + 1, 2 + 2 + 1),
 # where node-local and MPI paths meet in one run.
 accrete_add_mpi_test(extend_add_test NP 3 5 NODE_SIZES 2)
-# Rings of 256 bytes and 64 KiB (tests/rpc.cmake): fronts to node-local
-# owners meet full rings and fall back to MPI.
-accrete_add_mpi_test(extend_add_test NP 3 5 NODE_SIZES 2 ENV ACCRETE_AM_RING_BYTES=256 ACCRETE_AM_BULK_RING_BYTES=64K
-                     SUFFIX ring256)
+# Tiny rings (tests/CMakeLists.txt).
+accrete_add_mpi_test(extend_add_test NP 3 5 NODE_SIZES 2 ENV ${ACCRETE_TINY_RINGS} SUFFIX ring256)

@@ -2,13 +2,8 @@ accrete_add_mpi_test(rpc_test SOURCES rpc_test.cpp NP 1 2 3 4 NODE_SIZES 0 1 TIM
 # Several processes on each of several nodes (nodes of 2: 2 + 1, 2 + 2 + 1),
 # where node-local and MPI paths meet in one run.
 accrete_add_mpi_test(rpc_test NP 3 5 NODE_SIZES 2 TIMEOUT 600)
-# Node-local messages travel through shared-memory rings (small messages
-# through one, large ones through the other) and fall back to MPI when a
-# ring is full or a message too large. Rings of 256 bytes and 64 KiB make
-# both happen all the time (mixed paths, wrap-around, full rings); 0 turns
-# the rings off (MPI only).
-accrete_add_mpi_test(rpc_test NP 2 4 ENV ACCRETE_AM_RING_BYTES=256 ACCRETE_AM_BULK_RING_BYTES=64K SUFFIX ring256
-                     TIMEOUT 600 LABELS sanitize)
+# Tiny rings (tests/CMakeLists.txt); 0 turns the rings off (MPI only).
+accrete_add_mpi_test(rpc_test NP 2 4 ENV ${ACCRETE_TINY_RINGS} SUFFIX ring256 TIMEOUT 600 LABELS sanitize)
 accrete_add_mpi_test(rpc_test NP 2 3 ENV ACCRETE_AM_RING_BYTES=0 SUFFIX noring TIMEOUT 600)
 
 # Compile-time diagnostics: a lambda capturing a non-serializable value must

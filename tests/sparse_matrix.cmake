@@ -9,7 +9,6 @@ target_include_directories(sparse_matrix_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 # Its threaded configuration (3 updating threads) in CI's ThreadSanitizer pass.
 accrete_add_mpi_test(sparse_matrix_test NP 2 NODE_SIZES 1 ENV GTEST_FILTER=SparseMatrix.SmallBuffersAndThreads
                      SUFFIX threads LABELS tsan TIMEOUT 300)
-# Rings of 256 bytes and 64 KiB (tests/rpc.cmake): every packet to a
-# node-local owner meets a full ring or wraps, and falls back to MPI mid-round.
-accrete_add_mpi_test(sparse_matrix_test NP 3 5 NODE_SIZES 2 ENV ACCRETE_AM_RING_BYTES=256
-                     ACCRETE_AM_BULK_RING_BYTES=64K SUFFIX ring256 LABELS sanitize TIMEOUT 300)
+# Tiny rings (tests/CMakeLists.txt).
+accrete_add_mpi_test(sparse_matrix_test NP 3 5 NODE_SIZES 2 ENV ${ACCRETE_TINY_RINGS} SUFFIX ring256
+                     LABELS sanitize TIMEOUT 300)
