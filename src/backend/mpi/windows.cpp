@@ -42,18 +42,20 @@ namespace {
                           "). Open MPI 4.1 serves such windows with osc/pt2pt where the network has no RDMA "
                           "(TCP), and osc/pt2pt does not support MPI_THREAD_MULTIPLE: ";
   if (st.needs_multiple)
-    throw error("accrete: MPI cannot open a window across nodes at MPI_THREAD_MULTIPLE, which "
-                "ACCRETE_PROGRESS_THREAD=1 and the par thread mode need" +
-                why +
-                "run without the progress thread and the par mode there, or on a network Open MPI's osc/ucx "
-                "serves (docs/cluster.md)");
-  throw error("accrete: MPI cannot open a window across nodes: the program initialised MPI at "
-              "MPI_THREAD_MULTIPLE (mpi4py does so by default)" +
-              why +
-              "accrete needs only MPI_THREAD_SERIALIZED here. Initialise MPI at that level (MPI_Init_thread; "
-              "in Python set MPI4PY_RC_THREAD_LEVEL=serialized in the environment, or mpi4py.rc.thread_level = "
-              "'serialized' before the first `from mpi4py import MPI`), or let accrete initialise MPI "
-              "(docs/cluster.md)");
+    throw error(
+        "accrete: MPI cannot open a window across nodes at MPI_THREAD_MULTIPLE, which "
+        "ACCRETE_PROGRESS_THREAD=1 and the par thread mode need" +
+        why +
+        "run without the progress thread and the par mode there, or on a network Open MPI's osc/ucx "
+        "serves (docs/cluster.md)");
+  throw error(
+      "accrete: MPI cannot open a window across nodes: the program initialised MPI at "
+      "MPI_THREAD_MULTIPLE (mpi4py does so by default)" +
+      why +
+      "accrete needs only MPI_THREAD_SERIALIZED here. Initialise MPI at that level (MPI_Init_thread; "
+      "in Python set MPI4PY_RC_THREAD_LEVEL=serialized in the environment, or mpi4py.rc.thread_level = "
+      "'serialized' before the first `from mpi4py import MPI`), or let accrete initialise MPI "
+      "(docs/cluster.md)");
 }
 }  // namespace
 
@@ -151,7 +153,6 @@ void allocate_shared(std::size_t bytes, MPI_Info info, MPI_Comm comm, void* base
   advise_window_huge_pages(*win, comm);
 #endif
 }
-
 
 std::vector<void*> shared_bases(MPI_Win w, void* mine) {
   std::vector<void*> out(std::size_t(st.node_n), nullptr);
@@ -305,7 +306,8 @@ bool shared_block::try_read(int rank, std::size_t offset, void* dst, std::size_t
     read(rank, offset, dst, bytes);
     return true;
   }
-  if (bytes > max_chunk) throw error("accrete::shared_block::try_read: " + std::to_string(bytes) + " bytes is too large");
+  if (bytes > max_chunk)
+    throw error("accrete::shared_block::try_read: " + std::to_string(bytes) + " bytes is too large");
   MPI_Request r;
   ACCRETE_MPI(
       MPI_Rget(dst, int(bytes), MPI_BYTE, rank, MPI_Aint(disp(rank, offset)), int(bytes), MPI_BYTE, wins_->world, &r));
@@ -360,8 +362,8 @@ MPI_Datatype rect_type(scalar_type t, std::int64_t rows, std::int64_t cols, std:
     if (cols == 1)
       ACCRETE_MPI(MPI_Type_contiguous(int(rows), mpi_type(t), &d));
     else
-      ACCRETE_MPI(MPI_Type_create_hvector(int(cols), int(rows), MPI_Aint(ld) * MPI_Aint(scalar_bytes(t)),
-                                          mpi_type(t), &d));
+      ACCRETE_MPI(
+          MPI_Type_create_hvector(int(cols), int(rows), MPI_Aint(ld) * MPI_Aint(scalar_bytes(t)), mpi_type(t), &d));
     ACCRETE_MPI(MPI_Type_commit(&d));
     return d;
   });
@@ -433,8 +435,8 @@ void shared_block::rect(rma_op op, int rank, std::size_t offset, std::int64_t ro
   complete_locally(rank, wins_->world);
 }
 
-void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<const std::int64_t> disps,
-                            scalar_type t, void* origin) const {
+void shared_block::elements(rma_op op, int rank, std::size_t offset, std::span<const std::int64_t> disps, scalar_type t,
+                            void* origin) const {
   const std::size_t n = disps.size();
   if (n == 0) return;
   const std::size_t es = scalar_bytes(t);
