@@ -646,14 +646,14 @@ struct bound_impl : impl {
     std::vector<std::pair<std::int64_t, std::int64_t>> uniq = keys;
     std::sort(uniq.begin(), uniq.end());
     uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
-    // In huge pages where the kernel grants them, as accrete's pattern and
-    // values are (src/util/huge_pages.hpp): the same technique, so the
+    // Advised for huge pages as accrete's slot cache and values are
+    // (src/util/huge_pages.hpp, ACCRETE_HUGE_PAGES): the same technique, so the
     // yardstick stays honest.
-    accrete::detail::reserve_huge(slot, keys.size());
+    accrete::detail::reserve_huge(slot, keys.size(), accrete::detail::huge_use::buffer);
     slot.resize(keys.size());
     for (std::size_t k = 0; k < keys.size(); ++k)
       slot[k] = std::int32_t(std::lower_bound(uniq.begin(), uniq.end(), keys[k]) - uniq.begin());
-    accrete::detail::reserve_huge(val, uniq.size());
+    accrete::detail::reserve_huge(val, uniq.size(), accrete::detail::huge_use::target);
     val.assign(uniq.size(), 0.0);
   }
   void run(int round) override {

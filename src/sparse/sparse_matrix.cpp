@@ -151,7 +151,7 @@ struct sparse_state {
         cap = std::max(chunk, bytes);
         // Not the first chunk: a small matrix's log would pin a whole
         // 2 MiB page for its few pieces.
-        chunks.push_back(allocate_huge(cap, !chunks.empty()));
+        chunks.push_back(allocate_huge(cap, !chunks.empty()));  // a buffer: written once, read once
         used = 0;
       }
       std::byte* p = chunks.back().get() + used;
@@ -447,8 +447,8 @@ struct layout_writer {
     dptr.assign(nl + 1, 0);
     optr.assign(nl + 1, 0);
     dfirst.assign(nl, 0);
-    reserve_huge(dcol, most);
-    reserve_huge(dval, most);
+    reserve_huge(dcol, most, huge_use::buffer);
+    reserve_huge(dval, most, huge_use::target);  // every later round's scattered adds
   }
   void push(std::int32_t c, const T& v) {
     if (c >= s.c0 && c < s.c1) {
@@ -527,7 +527,7 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     for (std::int32_t i = 0; i < p.nr; ++i) ++first[std::size_t(p.rows[i]) + 1];
   for (std::int64_t r = 0; r < nl; ++r) first[std::size_t(r) + 1] += first[std::size_t(r)];
   std::vector<ref> refs;
-  reserve_huge(refs, std::size_t(first.back()));
+  reserve_huge(refs, std::size_t(first.back()), huge_use::buffer);
   refs.resize(std::size_t(first.back()));
   {
     std::vector<std::int64_t> at(first.begin(), first.end() - 1);

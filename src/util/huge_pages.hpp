@@ -15,25 +15,55 @@ namespace accrete::detail {
 
 inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 
+// What a large buffer is for, which decides whether it is advised
+// (ACCRETE_HUGE_PAGES, docs/cluster.md "Huge pages"):
+// - target: storage that takes scattered updates for its whole life (a
+//   sparse matrix's values, node-shared windows). Huge pages save a TLB
+//   miss per scattered add; advised unless ACCRETE_HUGE_PAGES=none.
+// - buffer: memory written once in order and read in order (the piece log
+//   and row references of a sparse matrix's round 0, its slot cache, its
+//   pattern's columns). Huge pages save a page fault per 4 KiB there;
+//   advised unless ACCRETE_HUGE_PAGES=targets or none. `targets` is for
+//   virtual machines whose host takes back free guest memory (free page
+//   reporting): there the first touch of a huge page the host had taken
+//   back ran at 0.5 GB/s against 2.3-3 GB/s in 4 KiB pages, and a sparse
+//   round 0 (1.6 GB per process) took 3.6-4.2 s instead of 1.2-1.7 s
+//   (bench/fe_assembly/README.md, "The first round in a new process").
+enum class huge_use { target, buffer };
+enum class huge_pages_mode { none, targets, all };
+
+/// ACCRETE_HUGE_PAGES: `all` when unset or empty, else `all`, `targets` or
+/// `none`; any other value throws accrete::error naming the variable and
+/// the value (init calls it, so a bad value fails there).
+huge_pages_mode huge_pages_from_env();
+/// The mode, read once (noexcept: init has validated the variable).
+huge_pages_mode huge_pages_level() noexcept;
+
+inline bool huge_pages_for(huge_use u) noexcept {
+  const huge_pages_mode m = huge_pages_level();
+  return m == huge_pages_mode::all || (m == huge_pages_mode::targets && u == huge_use::target);
+}
+
 // Asks the kernel to back the whole 2 MiB pages inside [p, p + bytes) with
-// huge pages. A buffer written once from fresh memory otherwise takes a
-// page fault, with its accounting, per 4 KiB: for the 100-MB arrays of a
-// sparse pattern's first layout that was half the layout's time. Where
-// transparent huge pages are off (enabled = never) madvise fails and
-// nothing changes, so the result is ignored.
-inline void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
+// huge pages, where the mode wants them for `u`. Memory written from fresh
+// pages otherwise takes a page fault, with its accounting, per 4 KiB, and
+// scattered updates a TLB miss per page touched. Where transparent huge
+// pages are off (enabled = never) madvise fails and nothing changes, so the
+// result is ignored.
+inline void advise_huge_pages(const void* p, std::size_t bytes, huge_use u) noexcept {
+  if (!huge_pages_for(u)) return;
   const auto b = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t lo = (b + huge_page_bytes - 1) & ~std::uintptr_t(huge_page_bytes - 1);
   const std::uintptr_t hi = (b + bytes) & ~std::uintptr_t(huge_page_bytes - 1);
   if (lo < hi) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
 }
 
-// v.reserve(n), the capacity advised (nothing for small ones).
+// v.reserve(n), the capacity advised for `u` (nothing for small ones).
 template <class V>
-void reserve_huge(V& v, std::size_t n) {
+void reserve_huge(V& v, std::size_t n, huge_use u) {
   v.reserve(n);
   if (v.capacity() * sizeof(typename V::value_type) >= 2 * huge_page_bytes)
-    advise_huge_pages(v.data(), v.capacity() * sizeof(typename V::value_type));
+    advise_huge_pages(v.data(), v.capacity() * sizeof(typename V::value_type), u);
 }
 
 struct huge_delete {
@@ -42,10 +72,10 @@ struct huge_delete {
 using huge_buffer = std::unique_ptr<std::byte[], huge_delete>;
 
 // `bytes` uninitialised, aligned to huge pages and, if `advise`, advised
-// for them.
-inline huge_buffer allocate_huge(std::size_t bytes, bool advise = true) {
+// for them as a buffer.
+inline huge_buffer allocate_huge(std::size_t bytes, bool advise) {
   huge_buffer b(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{huge_page_bytes})));
-  if (advise) advise_huge_pages(b.get(), bytes);
+  if (advise) advise_huge_pages(b.get(), bytes, huge_use::buffer);
   return b;
 }
 
@@ -53,7 +83,7 @@ inline huge_buffer allocate_huge(std::size_t bytes, bool advise = true) {
 // growing leaves the new elements uninitialised (a resize writes nothing;
 // zero-filling the slot cache's 40-MB round-0 record cost a memset pass
 // over memory written again at the first commit), and a large block is
-// advised for huge pages (a page fault per 4 KiB of it otherwise).
+// advised for huge pages as a buffer.
 template <class T>
 struct fill_later_allocator {
   static_assert(std::is_trivially_default_constructible_v<T>);
@@ -63,7 +93,7 @@ struct fill_later_allocator {
   fill_later_allocator(const fill_later_allocator<U>&) noexcept {}
   T* allocate(std::size_t n) {
     T* p = std::allocator<T>{}.allocate(n);
-    if (n * sizeof(T) >= 2 * huge_page_bytes) advise_huge_pages(p, n * sizeof(T));
+    if (n * sizeof(T) >= 2 * huge_page_bytes) advise_huge_pages(p, n * sizeof(T), huge_use::buffer);
     return p;
   }
   void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }

@@ -22,6 +22,7 @@
 #include "backend/mpi/state.hpp"
 #include "backend/mpi/type_cache.hpp"
 #include "util/crash_backtrace.hpp"
+#include "util/huge_pages.hpp"
 
 namespace accrete::detail {
 
@@ -229,6 +230,7 @@ void backend_init(const init_options& opts) {
     (void)env_seconds("ACCRETE_COLLECTIVE_TIMEOUT");
     (void)noncontig_method_from_env();
     (void)simd_isa_from_env();
+    (void)huge_pages_from_env();
     check_segment_fits(on_real_node, seg_source, opts.segment_size.has_value());
   } catch (...) {
     crash_backtrace_uninstall();

@@ -133,7 +133,7 @@ void advise_window_huge_pages(MPI_Win w, MPI_Comm comm) {
     lo = std::min(lo, reinterpret_cast<std::uintptr_t>(b));
     hi = std::max(hi, reinterpret_cast<std::uintptr_t>(b) + std::uintptr_t(sz));
   }
-  if (lo < hi) advise_huge_pages(reinterpret_cast<void*>(lo), hi - lo);
+  if (lo < hi) advise_huge_pages(reinterpret_cast<void*>(lo), hi - lo, huge_use::target);
 }
 }  // namespace
 #endif
