@@ -13,17 +13,12 @@ import json
 import os
 import re
 import sys
+from statistics import median
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIR = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "results", "fresh")
 MPI_NAME = {"openmpi": "Open MPI", "mpich": "MPICH"}
 NAME = re.compile(r"(\w+?)_(\w+?)_(\w+?)_np(\d+)_(\w+)_run(\d+)\.json$")
-
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
 def main():

@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import sys
+from statistics import median
 
 import matplotlib
 
@@ -28,12 +29,6 @@ def load():
         r["mpi"] = os.path.basename(f).split("_")[0]
         runs.append(r)
     return runs
-
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
 def key(r):
