@@ -337,8 +337,8 @@ void expect_rejected_second_row(sparse_matrix<double>& A, std::int64_t in_patter
     A.update(b, 2, rows, cols);
     ADD_FAILURE() << "update accepted an entry outside the frozen pattern";
   } catch (const error& e) {
-    EXPECT_NE(std::string(e.what()).find("entry (row " + std::to_string(outside) + ", column " +
-                                         std::to_string(col) + ") at block position (1, 0)"),
+    EXPECT_NE(std::string(e.what()).find("entry (row " + std::to_string(outside) + ", column " + std::to_string(col) +
+                                         ") at block position (1, 0)"),
               std::string::npos)
         << e.what();
   }
@@ -814,14 +814,15 @@ combination make_combination(const char* name, auto&& set, int threads = 1) {
 
 const std::vector<combination>& combinations() {
   static const std::vector<combination> all = {
-      make_combination("growing, reproducible, small buffers, 3 threads",
-                       [](auto& o) {
-                         o.growing_pattern = true;
-                         o.reproducible = true;
-                         o.buffer_cap = 2048;
-                         o.coalesce_bytes = 256;
-                       },
-                       3),
+      make_combination(
+          "growing, reproducible, small buffers, 3 threads",
+          [](auto& o) {
+            o.growing_pattern = true;
+            o.reproducible = true;
+            o.buffer_cap = 2048;
+            o.coalesce_bytes = 256;
+          },
+          3),
       make_combination("growing, max, alltoall",
                        [](auto& o) {
                          o.growing_pattern = true;
@@ -834,21 +835,23 @@ const std::vector<combination>& combinations() {
                          o.strategy = update_strategy::alltoall;
                          o.cache_slots = false;
                        }),
-      make_combination("frozen, min, small buffers, 2 threads",
-                       [](auto& o) {
-                         o.merge = merge_op::min;
-                         o.buffer_cap = 1024;
-                         o.coalesce_bytes = 128;
-                       },
-                       2),
-      make_combination("frozen, reproducible, slot cache, 2 threads",
-                       [](auto& o) { o.reproducible = true; }, 2),
-      make_combination("growing, no slot cache, 2 threads",
-                       [](auto& o) {
-                         o.growing_pattern = true;
-                         o.cache_slots = false;
-                       },
-                       2),
+      make_combination(
+          "frozen, min, small buffers, 2 threads",
+          [](auto& o) {
+            o.merge = merge_op::min;
+            o.buffer_cap = 1024;
+            o.coalesce_bytes = 128;
+          },
+          2),
+      make_combination(
+          "frozen, reproducible, slot cache, 2 threads", [](auto& o) { o.reproducible = true; }, 2),
+      make_combination(
+          "growing, no slot cache, 2 threads",
+          [](auto& o) {
+            o.growing_pattern = true;
+            o.cache_slots = false;
+          },
+          2),
   };
   return all;
 }
