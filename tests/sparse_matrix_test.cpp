@@ -10,6 +10,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -223,8 +224,53 @@ std::vector<own_element> own_list(int q, std::int64_t m, std::int64_t n) {
   return own;
 }
 
+// Which of a process's own elements a round adds, in what order, and
+// whether in mixed layouts.
+struct own_round {
+  std::vector<std::size_t> order;
+  bool mixed = false;
+};
+using own_plan = std::function<own_round(int round, std::size_t count)>;
+
+// Round 0 discovers and records; 1 and 2 replay; 3 changes order and
+// layouts (recorded again); 4 replays those.
+own_round replays_then_reversed(int round, std::size_t count) {
+  own_round o;
+  for (std::size_t k = 0; k < count; ++k) o.order.push_back(round < 3 ? k : count - 1 - k);
+  o.mixed = round >= 3;
+  return o;
+}
+
+// Round 0's records replayed in parts: round 1 stops after the first
+// third (the rest still hold round 0's places in their rows), round 2
+// replays them all, round 3 keeps the first third and then reverses the
+// rest (the sequence changes where round 2 left records, recorded again),
+// round 4 replays round 3.
+own_round replays_in_parts(int round, std::size_t count) {
+  own_round o;
+  const std::size_t third = count / 3;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (round == 1 && k >= third) break;
+    o.order.push_back(round >= 3 && k >= third ? count - 1 - (k - third) : k);
+  }
+  return o;
+}
+
+// Round 1 changes the sequence after its first third, where round 0's
+// records still hold places in their rows (dropped unread); round 2
+// replays round 1; round 3 goes back to round 0's order (recorded again);
+// round 4 replays it.
+own_round changes_before_replayed(int round, std::size_t count) {
+  own_round o;
+  const std::size_t third = count / 3;
+  for (std::size_t k = 0; k < count; ++k)
+    o.order.push_back((round == 1 || round == 2) && k >= third ? count - 1 - (k - third) : k);
+  o.mixed = round == 2;
+  return o;
+}
+
 template <class T>
-void slot_cache_rounds(const sparse_matrix_options& opt) {
+void slot_cache_rounds(const sparse_matrix_options& opt, const own_plan& plan = replays_then_reversed) {
   sparse_matrix<T> A(my_rows(rank_me()), my_cols(rank_me(), rank_n()), opt);
   const std::int64_t r0 = A.row_begin(), nl = A.row_end() - r0;
   const std::vector<own_element> own = own_list(rank_me(), A.rows(), A.cols());
@@ -232,9 +278,10 @@ void slot_cache_rounds(const sparse_matrix_options& opt) {
   auto val = [](int q, std::size_t k, int round, std::size_t i, std::size_t j) {
     return value<T>(1000 + 40 * q + int(k), round, i * 7 + j);
   };
-  auto add_own = [&](int round, bool reversed, bool mixed_layouts) {
-    for (std::size_t q = 0; q < own.size(); ++q) {
-      const std::size_t k = reversed ? own.size() - 1 - q : q;
+  auto add_own = [&](int round) {
+    const own_round o = plan(round, own.size());
+    const bool mixed_layouts = o.mixed;
+    for (const std::size_t k : o.order) {
       own_element el = own[k];
       const std::size_t nr = el.rows.size(), nc = el.cols.size();
       el.row_major = mixed_layouts && k % 2 == 1;
@@ -252,23 +299,23 @@ void slot_cache_rounds(const sparse_matrix_options& opt) {
     auto ref = serial<T>(A.rows(), A.cols(), A.row_begin(), A.row_end(), {round});
     for (int q = 0; q < rank_n(); ++q) {
       const auto list = own_list(q, A.rows(), A.cols());
-      for (std::size_t k = 0; k < list.size(); ++k)
-        for (std::size_t i = 0; i < list[k].rows.size(); ++i)
-          if (list[k].rows[i] >= A.row_begin() && list[k].rows[i] < A.row_end())
-            for (std::size_t j = 0; j < list[k].cols.size(); ++j)
-              ref[{list[k].rows[i], list[k].cols[j]}] += val(q, k, round, i, j);
+      // The pattern is round 0's (every element): what a round does not add is zero.
+      auto add = [&](int r, bool values) {
+        for (const std::size_t k : plan(r, list.size()).order)
+          for (std::size_t i = 0; i < list[k].rows.size(); ++i)
+            if (list[k].rows[i] >= A.row_begin() && list[k].rows[i] < A.row_end())
+              for (std::size_t j = 0; j < list[k].cols.size(); ++j)
+                ref[{list[k].rows[i], list[k].cols[j]}] += values ? val(q, k, round, i, j) : T{};
+      };
+      if (round > 0) add(0, false);
+      add(round, true);
     }
     expect_rows(A, ref);
   };
-  // Round 0 discovers; 1 records; 2 replays; 3 changes order and layouts
-  // (recorded again); 4 replays those.
-  const struct {
-    bool reversed, mixed;
-  } plan[5] = {{false, false}, {false, false}, {false, false}, {true, true}, {true, true}};
   for (int round = 0; round < 5; ++round) {
     if (round > 0) A.reset();
     assemble(A, round);
-    add_own(round, plan[round].reversed, plan[round].mixed);
+    add_own(round);
     A.commit();
     SCOPED_TRACE("round " + std::to_string(round));
     expect_round(round);
@@ -311,6 +358,21 @@ TEST(SparseMatrix, UpdatesThroughTheSlotCacheComplexReproducible) {
   sparse_matrix_options o;
   o.reproducible = true;
   slot_cache_rounds<std::complex<double>>(o);
+}
+// Round 0's records (kept where round 0 logged its values, one int32 place
+// in 1, 2 or 4 of a value's) replayed over several rounds, or dropped
+// before any replay read them.
+TEST(SparseMatrix, SlotCacheReplayedInParts) {
+  slot_cache_rounds<float>({}, replays_in_parts);
+  slot_cache_rounds<double>({}, replays_in_parts);
+  slot_cache_rounds<std::complex<double>>({}, replays_in_parts);
+}
+TEST(SparseMatrix, SlotCacheChangedBeforeReplayed) {
+  slot_cache_rounds<float>({}, changes_before_replayed);
+  slot_cache_rounds<std::complex<float>>({}, changes_before_replayed);
+  sparse_matrix_options o;
+  o.reproducible = true;
+  slot_cache_rounds<double>(o, changes_before_replayed);
 }
 TEST(SparseMatrix, RoundsOnAFrozenPatternDouble) { rounds_on_frozen_pattern<double>({}); }
 TEST(SparseMatrix, RoundsOnAFrozenPatternComplex) { rounds_on_frozen_pattern<std::complex<double>>({}); }

@@ -31,6 +31,9 @@
 #include <utility>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "accrete/collectives.hpp"
 #include "accrete/detail/scalar_type.hpp"
 #include "accrete/error.hpp"
@@ -136,41 +139,46 @@ struct sparse_state {
       const std::int32_t* cols;
       const T* vals;  // nr x nc, row-major
       std::int32_t nr, nc;
-      std::int64_t slot_at;  // where its slot-cache record's slots go, or -1
+      bool recorded;  // a slot-cache record's: its row places go over its values (rows_from_log)
     };
     static constexpr std::size_t chunk = std::size_t(1) << 22;  // bytes
+    struct chunk_memory {
+      huge_buffer mem;
+      std::size_t bytes;
+    };
     std::vector<piece> pieces;
-    std::vector<huge_buffer> chunks;  // huge pages after the first: each is written once, from fresh memory
-    std::size_t used = 0, cap = 0;
+    std::vector<chunk_memory> chunks;  // huge pages after the first: each is written once, from fresh memory
+    std::size_t used = 0;
     std::size_t contributions = 0;
-    // `bytes` at an address aligned for T and int64, valid until clear().
+    // `bytes` at an address aligned for T and int64, valid until clear(),
+    // in chunk chunks.size() - 1.
     std::byte* take(std::size_t bytes) {
       constexpr std::size_t a = alignof(T) > 8 ? alignof(T) : 8;
       bytes = (bytes + a - 1) / a * a;
-      if (chunks.empty() || used + bytes > cap) {
-        cap = std::max(chunk, bytes);
+      if (chunks.empty() || used + bytes > chunks.back().bytes) {
+        const std::size_t cap = std::max(chunk, bytes);
         // Not the first chunk: a small matrix's log would pin a whole
         // 2 MiB page for its few pieces.
-        chunks.push_back(allocate_huge(cap, !chunks.empty()));  // a buffer: written once, read once
+        chunks.push_back({allocate_huge(cap, !chunks.empty()), cap});  // a buffer: written once, read once
         used = 0;
       }
-      std::byte* p = chunks.back().get() + used;
+      std::byte* p = chunks.back().mem.get() + used;
       used += bytes;
       return p;
     }
     // Space for an nr x nc piece: its values (row-major) and then its nr rows
     // and nc columns, recorded as the next piece.
-    std::pair<T*, std::int32_t*> next_piece(std::size_t nr, std::size_t nc, std::int64_t slot_at) {
+    std::pair<T*, std::int32_t*> next_piece(std::size_t nr, std::size_t nc, bool recorded) {
       std::byte* p = take(nr * nc * sizeof(T) + (nr + nc) * sizeof(std::int32_t));
       T* vals = reinterpret_cast<T*>(p);
       auto* rows = reinterpret_cast<std::int32_t*>(p + nr * nc * sizeof(T));
-      pieces.push_back({rows, rows + nr, vals, std::int32_t(nr), std::int32_t(nc), slot_at});
+      pieces.push_back({rows, rows + nr, vals, std::int32_t(nr), std::int32_t(nc), recorded});
       contributions += nr * nc;
       return {vals, rows};
     }
     void add(const packet_view& v) {
       const std::size_t nr = std::size_t(v.nr), nc = std::size_t(v.nc);
-      const auto [vals, rows] = next_piece(nr, nc, -1);
+      const auto [vals, rows] = next_piece(nr, nc, false);
       std::memcpy(rows, v.lrow, nr * sizeof(std::int32_t));
       std::memcpy(rows + nr, v.lcol, nc * sizeof(std::int32_t));
       const T* src = reinterpret_cast<const T*>(v.values);  // column-major
@@ -178,20 +186,24 @@ struct sparse_state {
         for (std::size_t j = 0; j < nc; ++j) vals[i * nc + j] = src[j * nr + i];
     }
     // An update of own rows, from the caller's block (element (i, j) at
-    // block[i * rs + j * cs]).
-    void add(const T* block, std::int64_t rs, std::int64_t cs, std::span<const std::int64_t> grows,
-             std::span<const std::int64_t> gcols, std::int64_t r0, std::int64_t slot_at) {
+    // block[i * rs + j * cs]), for the slot-cache record being made:
+    // returns where its values went (its row places go there) and their
+    // chunk.
+    std::pair<T*, std::size_t> add(const T* block, std::int64_t rs, std::int64_t cs,
+                                   std::span<const std::int64_t> grows, std::span<const std::int64_t> gcols,
+                                   std::int64_t r0) {
       const std::size_t nr = grows.size(), nc = gcols.size();
-      const auto [vals, rows] = next_piece(nr, nc, slot_at);
+      const auto [vals, rows] = next_piece(nr, nc, true);
       for (std::size_t i = 0; i < nr; ++i) rows[i] = std::int32_t(grows[i] - r0);
       for (std::size_t j = 0; j < nc; ++j) rows[nr + j] = std::int32_t(gcols[j]);
       for (std::size_t i = 0; i < nr; ++i)
         for (std::size_t j = 0; j < nc; ++j) vals[i * nc + j] = block[std::int64_t(i) * rs + std::int64_t(j) * cs];
+      return {vals, chunks.size() - 1};
     }
     void clear() {
       std::vector<piece>().swap(pieces);
-      std::vector<huge_buffer>().swap(chunks);
-      used = cap = contributions = 0;
+      std::vector<chunk_memory>().swap(chunks);
+      used = contributions = 0;
     }
   } log;
   // The first entry that fell outside a frozen pattern at its owner: a
@@ -221,26 +233,109 @@ struct sparse_state {
     // and looks its entries up).
     enum class held : std::uint8_t { values, row_places, unknown };
     struct record {
-      std::size_t nr, nc, idx, slot;  // sizes; where its indices and slots start
+      std::size_t nr, nc, idx, slot;  // sizes; where its indices and (unless logged) its slots start
+      // Round 0's own-row updates: their slots live in the piece log's
+      // chunk `chunk` (below), not in `slots`. Row places: row i's at
+      // logged + i * nc * spread, over the row's consumed values; places in
+      // `values`: packed, row i's at logged + i * nc.
+      std::int32_t* logged;
+      std::size_t chunk;
       held state;
       bool remote;    // holds rows of other processes (their slots unused)
       bool distinct;  // no column twice, so a row's slots are distinct (set once they hold values)
       bool unique;    // and no row twice either: every slot distinct (set with `distinct`)
+    };
+    static constexpr std::size_t spread = sizeof(T) / sizeof(std::int32_t);
+    // Round 0's piece log, kept by the first commit when records live in
+    // it: a separate array of slots, half as large as the log's values, was
+    // fresh memory written in round 0, and a round 0 in a new process is
+    // mostly first touches of fresh pages (paper preset, P = 2: peak 1.68 GB
+    // per process with the array, 1.24 GB without; bench/fe_assembly
+    // README). The first replay packs each record's slots at the front of
+    // its chunk (`packed` bytes, in record order, so never over places not
+    // yet read); a chunk with no record left to pack (`pending`) gives back
+    // the pages behind them.
+    struct log_chunk {
+      typename piece_log::chunk_memory memory;
+      std::size_t packed = 0, pending = 0;
     };
     bool on = false;
     std::mutex lock;  // one thread at a time; the others take the engine's path
     std::vector<record> records;
     fill_later_vector<std::int64_t> idx;    // each record's rows, then its columns
     fill_later_vector<std::int32_t> slots;  // each record's entry slots (written by whoever appends)
-    std::size_t cursor = 0;                 // the next record of this round
+    std::vector<log_chunk> chunks;
+    std::size_t cursor = 0;  // the next record of this round
     // A record at the end, its slots unwritten (the caller or the first commit fills them); returns them.
     std::int32_t* append(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, held state,
                          bool remote) {
-      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), state, remote, false, false});
+      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), nullptr, 0, state, remote, false, false});
       idx.insert(idx.end(), rows.begin(), rows.end());
       idx.insert(idx.end(), cols.begin(), cols.end());
       slots.resize(slots.size() + rows.size() * cols.size());
       return slots.data() + records.back().slot;
+    }
+    // A record of an own-row update logged at `vals` in the log's chunk `chunk`.
+    void append_logged(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, T* vals,
+                       std::size_t chunk) {
+      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), reinterpret_cast<std::int32_t*>(vals),
+                         chunk, held::row_places, false, false, false});
+      idx.insert(idx.end(), rows.begin(), rows.end());
+      idx.insert(idx.end(), cols.begin(), cols.end());
+    }
+    std::int32_t* slots_of(const record& r) noexcept { return r.logged ? r.logged : slots.data() + r.slot; }
+    // At the first commit: the log's chunks that hold records.
+    void adopt(piece_log& log) {
+      chunks.resize(log.chunks.size());
+      for (std::size_t k = 0; k < chunks.size(); ++k) chunks[k] = {std::move(log.chunks[k]), 0, 0};
+      for (const record& r : records)
+        if (r.logged) ++chunks[r.chunk].pending;
+      for (log_chunk& ch : chunks)
+        if (ch.pending == 0) ch = {};
+    }
+    // Record r's row places turned into places in `values`, packed:
+    // place(i, from, to) reads row i's nc places at `from` and writes their
+    // slots at `to`, each one read before it is written (the two may
+    // overlap, to <= from). Returns the packed slots.
+    template <class F>
+    std::int32_t* pack(record& r, F&& place) {
+      log_chunk& ch = chunks[r.chunk];
+      auto* to = reinterpret_cast<std::int32_t*>(ch.memory.mem.get() + ch.packed);
+      // Row i goes to to + i * nc <= logged + i * nc * spread: below its own
+      // places and past every earlier row's (to <= logged: earlier records
+      // in the chunk, at least as large, were packed first).
+      for (std::size_t i = 0; i < r.nr; ++i) place(i, r.logged + i * r.nc * spread, to + i * r.nc);
+      ch.packed += r.nr * r.nc * sizeof(std::int32_t);
+      r.logged = to;  // the caller marks it held::values, with what it learns then
+      settled(ch);
+      return to;
+    }
+    void settled(log_chunk& ch) noexcept {
+      if (--ch.pending > 0) return;
+      if (ch.packed == 0) {
+        ch = {};
+        return;
+      }
+      const auto b = reinterpret_cast<std::uintptr_t>(ch.memory.mem.get());
+      static const auto page = std::uintptr_t(sysconf(_SC_PAGESIZE));
+      const std::uintptr_t lo = (b + ch.packed + page - 1) & ~(page - 1), hi = (b + ch.memory.bytes) & ~(page - 1);
+      if (lo < hi) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);  // only a hint
+    }
+    // The sequence changed at the cursor: later records are stale.
+    void drop_after_cursor() {
+      for (std::size_t k = cursor; k < records.size(); ++k)
+        if (records[k].logged && records[k].state == held::row_places) settled(chunks[records[k].chunk]);
+      records.resize(cursor);
+      if (records.empty()) return clear();
+      const auto& last = records.back();
+      idx.resize(last.idx + last.nr + last.nc);
+      slots.resize(last.slot + (last.logged ? 0 : last.nr * last.nc));
+    }
+    void clear() {
+      records.clear();
+      idx.clear();
+      slots.clear();
+      chunks.clear();
     }
   } cache;
   // Received pieces' slots (frozen pattern): a piece of another process's
@@ -515,12 +610,11 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     const std::int32_t* cols;
     const T* vals;
     std::int32_t nc;
-    std::int32_t* out;  // the piece's slot-cache record, at this row; or null
+    bool recorded;  // the row places go over vals (sparse_state::slot_cache::record)
   };
   auto view = [&](const ref& f) {
     const auto& p = log.pieces[f.piece];
-    const std::size_t at = std::size_t(f.i) * std::size_t(p.nc);
-    return ref_view{p.cols, p.vals + at, p.nc, p.slot_at < 0 ? nullptr : s.cache.slots.data() + p.slot_at + at};
+    return ref_view{p.cols, p.vals + std::size_t(f.i) * std::size_t(p.nc), p.nc, p.recorded};
   };
   std::vector<std::int64_t> first(std::size_t(nl) + 1, 0);
   for (const auto& p : log.pieces)
@@ -570,6 +664,8 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
   // places, without the accumulator's lookups and its unpredictable
   // first-seen branch (2 of 3 rows of a 3-unknown node).
   std::vector<std::int32_t> place;
+  std::vector<std::int32_t> row_places;  // a recorded piece's, for one row
+  for (const auto& p : log.pieces) row_places.resize(std::max(row_places.size(), std::size_t(p.nc)));
   layout_writer<T> lay(s, log.contributions);
   // One row's contributions into ucol/uval; returns the row's length.
   auto accumulate = [&]<bool Exact>(const ref* rb, const ref* re, std::int32_t r) {
@@ -582,7 +678,7 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     std::int32_t* pl = place.data();
     std::int32_t len = 0;
     for (const ref* f = rb; f != re; ++f) {
-      const auto [cols, vals, nc, out] = view(*f);
+      const auto [cols, vals, nc, recorded] = view(*f);
       for (std::int32_t j = 0; j < nc; ++j) {
         seen& m = mark[std::size_t(cols[j])];
         const T x = vals[j];
@@ -612,7 +708,7 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     std::fill(uv, uv + len, T{});
     const std::int32_t* pl = place.data();
     for (const ref* f = rb; f != re; ++f) {
-      const auto [cols, vals, nc, out] = view(*f);
+      const auto [cols, vals, nc, recorded] = view(*f);
       if (op == merge_op::sum) {
         for (std::int32_t j = 0; j < nc; ++j) uv[pl[j]] += vals[j];
       } else {
@@ -628,9 +724,8 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     // several places: the next row's are fetched while this one is summed.
     if (r + 1 < nl)
       for (const ref* f = re; f != refs.data() + first[std::size_t(r) + 2]; ++f) {
-        const auto [cols, vals, nc, out] = view(*f);
+        const auto [cols, vals, nc, recorded] = view(*f);
         prefetch_lines(vals, std::size_t(nc) * sizeof(T), false);
-        if (out) prefetch_lines(out, std::size_t(nc) * 4, true);
       }
     const bool same = r > 0 && re - rb == rb - (refs.data() + first[std::size_t(r) - 1]) &&
                       std::equal(rb, re, refs.data() + first[std::size_t(r) - 1],
@@ -669,9 +764,10 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
     }
     lay.end_row();
     // Recorded places, each contribution's place in the sorted row, written
-    // once (the slot cache's record is as large as the log's values).
+    // over the piece's values of this row, read by now (the slot cache's
+    // record, as large as them, is kept in the log: slot_cache::adopt).
     bool recorded = false;
-    for (const ref* f = rb; f != re && !recorded; ++f) recorded = log.pieces[f->piece].slot_at >= 0;
+    for (const ref* f = rb; f != re && !recorded; ++f) recorded = log.pieces[f->piece].recorded;
     if (recorded) {
       if (sorted_at.empty()) {  // first-seen order -> the sorted row's
         sorted_at.resize(std::size_t(len));
@@ -679,13 +775,18 @@ void rows_from_log(sparse_state<T>& s, const assembly_shape& shape) {
       }
       const std::int32_t* pl = place.data();
       for (const ref* f = rb; f != re; ++f) {
-        const auto [cols, vals, nc, out] = view(*f);
-        if (out)
+        const auto [cols, vals, nc, rec] = view(*f);
+        if (rec) {
+          std::int32_t* out = row_places.data();
           for (std::int32_t j = 0; j < nc; ++j) out[j] = sorted_at[std::size_t(pl[j])];
+          // Bytes, not int32 stores: the memory held T values a moment ago.
+          std::memcpy(static_cast<void*>(const_cast<T*>(vals)), out, std::size_t(nc) * sizeof(std::int32_t));
+        }
         pl += nc;
       }
     }
   }
+  s.cache.adopt(log);
   log.clear();
   lay.finish();
 }
@@ -773,9 +874,7 @@ void rebuild(sparse_state<T>& s, const assembly_shape& shape) {
   } else {
     merge_fresh(s, shape);
     // Slots moved: recorded ones are void (round 0's were recorded for the first layout).
-    s.cache.records.clear();
-    s.cache.idx.clear();
-    s.cache.slots.clear();
+    s.cache.clear();
   }
   s.cache.cursor = 0;
   s.built = true;
@@ -1033,12 +1132,12 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     if (r.nr == nr && r.nc == nc && std::equal(rows.begin(), rows.end(), ix) &&
         std::equal(cols.begin(), cols.end(), ix + nr)) {
       e.validate_block(nr, nc, ld, lay, block);  // the indices were validated when recorded
-      std::int32_t* sl = c.slots.data() + r.slot;
+      std::int32_t* sl = c.slots_of(r);
       if (r.state == held::row_places) {
-        for (std::size_t i = 0; i < nr; ++i) {
+        sl = c.pack(r, [&](std::size_t i, const std::int32_t* from, std::int32_t* to) {
           const std::int64_t lr = rows[i] - s.r0;
-          for (std::size_t j = 0; j < nc; ++j) sl[i * nc + j] = std::int32_t(s.slot(lr, sl[i * nc + j]));
-        }
+          for (std::size_t j = 0; j < nc; ++j) to[j] = std::int32_t(s.slot(lr, from[j]));
+        });
       } else if (r.state == held::unknown) {
         if (r.remote) check_pattern(s, rows, cols);  // every row, other processes' too
         look_up(sl);
@@ -1062,15 +1161,7 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     ACCRETE_THREAD_LOCAL std::vector<std::int32_t> found;
     found.assign(nr * nc, 0);
     look_up(found.data());
-    c.records.resize(c.cursor);  // the sequence changed here: later records are stale
-    if (c.records.empty()) {
-      c.idx.clear();
-      c.slots.clear();
-    } else {
-      const auto& last = c.records.back();
-      c.idx.resize(last.idx + last.nr + last.nc);
-      c.slots.resize(last.slot + last.nr * last.nc);
-    }
+    c.drop_after_cursor();
     std::int32_t* sl = c.append(rows, cols, held::values, remote);
     std::copy(found.begin(), found.end(), sl);
     slot = sl;
@@ -1160,13 +1251,14 @@ bool update_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::s
     const auto& nx = c.records[c.cursor];
     if (nx.state == held::values && !nx.remote) {
       constexpr std::size_t step = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
-      const std::int32_t* ns = c.slots.data() + nx.slot;
+      const std::int32_t* ns = c.slots_of(nx);
       const T* v = s.values.data();
       for (std::size_t k = 0, n = nx.nr * nx.nc; k < n; k += step) __builtin_prefetch(v + ns[k], 1);
     }
     if (c.cursor + 1 < c.records.size()) {
       const auto& nn = c.records[c.cursor + 1];
-      prefetch_lines(c.slots.data() + nn.slot, nn.nr * nn.nc * sizeof(std::int32_t), false);
+      const std::size_t spread = nn.state == held::row_places ? c.spread : 1;  // round 0's places, over its values
+      prefetch_lines(c.slots_of(nn), nn.nr * nn.nc * spread * sizeof(std::int32_t), false);
       prefetch_lines(c.idx.data() + nn.idx, (nn.nr + nn.nc) * sizeof(std::int64_t), false);
     }
   }
@@ -1196,8 +1288,8 @@ bool log_in_place(sparse_state<T>& s, const T* block, std::int64_t ld, std::span
   {
     std::lock_guard g(e.lock());  // as received packets are applied
     if (!e.own_part_open()) return false;
-    c.append(rows, cols, sparse_state<T>::slot_cache::held::row_places, false);
-    s.log.add(block, colmaj ? 1 : ld, colmaj ? ld : 1, rows, cols, s.r0, std::int64_t(c.records.back().slot));
+    const auto [vals, chunk] = s.log.add(block, colmaj ? 1 : ld, colmaj ? ld : 1, rows, cols, s.r0);
+    c.append_logged(rows, cols, vals, chunk);
     e.counted_in_place(nr * nc, true);
   }
   cg.unlock();
@@ -1410,6 +1502,7 @@ void sparse_matrix<T>::commit() {
     std::lock_guard g(s.cache.lock);
     s.cache.on = s.cache_wanted && s.frozen() && s.values.size() <= std::size_t(INT32_MAX);
     s.cache.cursor = 0;
+    if (!s.cache.on) s.cache.clear();  // round 0's records (and the log they keep) would never be read
   }
   detail::agree("accrete::sparse_matrix::commit", bad);
   if (s.frozen() && !s.ghosts_known) detail::fetch_ghosts(s);

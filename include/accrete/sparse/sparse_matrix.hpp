@@ -67,7 +67,10 @@ struct sparse_matrix_options {
   /// rows and columns, in any order) and adds a repeated one through them.
   /// Costs 4 bytes per entry of one round's updates, plus their index
   /// lists, and on the receiving side at most about twice the bytes of the
-  /// values.
+  /// values. Round 0 writes its own-row updates' slots over its log of
+  /// their values, which it needs anyway to discover the pattern, and keeps
+  /// that log until the next round has replayed them (then packed to 4
+  /// bytes per entry).
   bool cache_slots = true;
 };
 
