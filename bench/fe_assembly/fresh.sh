@@ -11,6 +11,11 @@
 #   bench/fe_assembly/fresh.sh [presets] [partitions] [Ps] [mpi] [runs] [implementations]
 #   bench/fe_assembly/fresh.sh "small paper" "slab rcb" "2 4" openmpi 5 "accrete petsc_setvalues petsc_coo"
 #   OUT=DIR bench/fe_assembly/fresh.sh ...     # JSON into DIR instead
+#   SETTLE=S bench/fe_assembly/fresh.sh ...    # idle seconds before each run (default 8)
+# The idle time puts every run on the same footing on a virtual machine
+# whose host takes back free guest memory within seconds: without it, the
+# run after one that freed a lot got memory the host still held, and was
+# up to 5x faster in round 0 than the same run after an idle spell.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 presets=${1:-"small paper"}
@@ -32,6 +37,7 @@ for run in $(seq "$runs"); do
         for impl in $impls; do
           f=$out/${mpi}_${preset}_${part}_np${np}_${impl}_run${run}.json
           echo "== run $run: $mpi $preset $part P=$np $impl" >&2
+          sleep "${SETTLE:-8}"
           "${launcher[@]}" -n "$np" "$exe" --preset "$preset" --partition "$part" --reps 1 --rounds 2 \
             --only "$impl" --json "$f" > /dev/null
         done

@@ -27,7 +27,7 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 //   virtual machines whose host takes back free guest memory (free page
 //   reporting): there the first touch of a huge page the host had taken
 //   back ran at 0.5 GB/s against 2.3-3 GB/s in 4 KiB pages, and a sparse
-//   round 0 (1.6 GB per process) took 3.6-4.2 s instead of 1.2-1.7 s
+//   round 0 (1.24 GB per process) took 3.8-4.5 s instead of 1.4-1.5 s
 //   (bench/fe_assembly/README.md, "The first round in a new process").
 enum class huge_use { target, buffer };
 enum class huge_pages_mode { none, targets, all };
