@@ -269,17 +269,19 @@ struct sparse_state {
     // A record at the end, its slots unwritten (the caller or the first commit fills them); returns them.
     std::int32_t* append(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, held state,
                          bool remote) {
-      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), nullptr, 0, state, remote, false, false});
-      idx.insert(idx.end(), rows.begin(), rows.end());
-      idx.insert(idx.end(), cols.begin(), cols.end());
+      push(rows, cols, nullptr, 0, state, remote);
       slots.resize(slots.size() + rows.size() * cols.size());
       return slots.data() + records.back().slot;
     }
     // A record of an own-row update logged at `vals` in the log's chunk `chunk`.
     void append_logged(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, T* vals,
                        std::size_t chunk) {
-      records.push_back({rows.size(), cols.size(), idx.size(), slots.size(), reinterpret_cast<std::int32_t*>(vals),
-                         chunk, held::row_places, false, false, false});
+      push(rows, cols, reinterpret_cast<std::int32_t*>(vals), chunk, held::row_places, false);
+    }
+    void push(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, std::int32_t* logged,
+              std::size_t chunk, held state, bool remote) {
+      records.push_back(
+          {rows.size(), cols.size(), idx.size(), slots.size(), logged, chunk, state, remote, false, false});
       idx.insert(idx.end(), rows.begin(), rows.end());
       idx.insert(idx.end(), cols.begin(), cols.end());
     }
