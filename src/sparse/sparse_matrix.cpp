@@ -147,7 +147,9 @@ struct sparse_state {
       std::size_t bytes;
     };
     std::vector<piece> pieces;
-    std::vector<chunk_memory> chunks;  // huge pages after the first: each is written once, from fresh memory
+    // Huge pages after the first: each is written once, from fresh memory.
+    // Those holding slot-cache records become the cache's (slot_cache::adopt).
+    std::vector<chunk_memory> chunks;
     std::size_t used = 0;
     std::size_t contributions = 0;
     // `bytes` at an address aligned for T and int64, valid until clear(),
