@@ -3,21 +3,26 @@
 // the VmFlags of their mappings in /proc/self/smaps ("hg" marks
 // madvise(MADV_HUGEPAGE)). The values take every later round's scattered
 // adds (advised unless `none`); the pattern's columns are read in order
-// (advised with `all`, the default, not with `targets`). Registered with
-// the variable unset, `targets` and `none`; it expects the mode it runs
-// under.
+// (advised with `all`, not with `targets`). Registered with the variable
+// unset (`auto`: `targets` on a guest whose host takes back free memory,
+// else `all`), `all`, `targets` and `none`; it expects the mode it runs
+// under. `auto`'s detection is checked on sysfs trees the test writes.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "accrete/accrete.hpp"
 #include "accrete/sparse/sparse_matrix.hpp"
+#include "util/huge_pages.hpp"
 
 using namespace accrete;
 
@@ -25,7 +30,8 @@ namespace {
 
 std::string expected_mode() {
   const char* e = std::getenv("ACCRETE_HUGE_PAGES");
-  return e && *e ? e : "all";
+  if (e && *e && std::string(e) != "auto") return e;
+  return detail::host_takes_back_free_memory() ? "targets" : "all";
 }
 
 bool thp_available() {
@@ -95,6 +101,63 @@ TEST(HugePages, SparseArraysFollowTheMode) {
   } else {
     FAIL() << "ACCRETE_HUGE_PAGES='" << mode << "' is not none, targets or all";
   }
+}
+
+// A sysfs tree of virtio devices, each (device id, features, bound).
+struct virtio_device {
+  std::string id, features;
+  bool bound;
+};
+
+class FakeSysfs : public ::testing::Test {
+ protected:
+  std::filesystem::path root = std::filesystem::temp_directory_path() /
+                               ("accrete_sysfs_" + std::to_string(rank_me()) + "_" + std::to_string(::getpid()));
+  void TearDown() override { std::filesystem::remove_all(root); }
+  std::string with(const std::vector<virtio_device>& devs) {
+    namespace fs = std::filesystem;
+    fs::remove_all(root);
+    fs::create_directories(root / "bus/virtio/drivers/some_driver");
+    for (std::size_t i = 0; i < devs.size(); ++i) {
+      const fs::path d = root / "bus/virtio/devices" / ("virtio" + std::to_string(i));
+      fs::create_directories(d);
+      std::ofstream(d / "device") << devs[i].id << "\n";
+      std::ofstream(d / "features") << devs[i].features << "\n";
+      if (devs[i].bound) fs::create_directory_symlink(root / "bus/virtio/drivers/some_driver", d / "driver");
+    }
+    return root.string();
+  }
+};
+
+// Bits 1, 2 and 5 (stats, deflate on OOM, free page reporting), as this
+// project's Firecracker guests negotiate them; and the same without bit 5.
+const std::string reporting = "0110010100000000000000000000000010000000000000000000000000000000";
+const std::string no_reporting = "0110000100000000000000000000000010000000000000000000000000000000";
+
+TEST_F(FakeSysfs, ABoundBalloonReportingFreePagesIsDetected) {
+  EXPECT_TRUE(detail::host_takes_back_free_memory(with({{"0x0005", reporting, true}})));
+  // Among other devices, in any place.
+  EXPECT_TRUE(detail::host_takes_back_free_memory(
+      with({{"0x0002", no_reporting, true}, {"0x0001", reporting, true}, {"0x0005", reporting, true}})));
+}
+
+TEST_F(FakeSysfs, AnythingElseIsNot) {
+  EXPECT_FALSE(detail::host_takes_back_free_memory((root / "missing").string()));
+  EXPECT_FALSE(detail::host_takes_back_free_memory(with({})));
+  EXPECT_FALSE(detail::host_takes_back_free_memory(with({{"0x0005", no_reporting, true}})));
+  EXPECT_FALSE(detail::host_takes_back_free_memory(with({{"0x0005", reporting, false}})));
+  // Bit 5 of a block device or a network card is some other feature.
+  EXPECT_FALSE(detail::host_takes_back_free_memory(with({{"0x0002", reporting, true}, {"0x0001", reporting, true}})));
+  EXPECT_FALSE(detail::host_takes_back_free_memory(with({{"0x0005", "01100", true}})));
+  EXPECT_FALSE(detail::host_takes_back_free_memory(with({{"0x0005x", reporting, true}})));
+  EXPECT_FALSE(detail::host_takes_back_free_memory(with({{"0x0015", reporting, true}})));
+}
+
+TEST(HugePages, ModeNames) {
+  EXPECT_STREQ(detail::huge_pages_name(detail::huge_pages_mode::all), "all");
+  EXPECT_STREQ(detail::huge_pages_name(detail::huge_pages_mode::targets), "targets");
+  EXPECT_STREQ(detail::huge_pages_name(detail::huge_pages_mode::none), "none");
+  EXPECT_STREQ(detail::huge_pages_name(detail::huge_pages_level()), expected_mode().c_str());
 }
 
 }  // namespace

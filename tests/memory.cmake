@@ -10,7 +10,10 @@ else()
   accrete_add_mpi_test(memory_test NP 2 3 NODE_SIZES 1 ENV ACCRETE_SEGMENT_SIZE=1G)
 endif()
 # Which arrays are advised for huge pages under each ACCRETE_HUGE_PAGES
-# mode (tests/huge_pages_test.cpp): the default (all), targets and none.
+# mode (tests/huge_pages_test.cpp): the default (auto), all, targets and
+# none.
 accrete_add_mpi_test(huge_pages_test SOURCES huge_pages_test.cpp NP 1 2)
+accrete_add_mpi_test(huge_pages_test NP 2 ENV ACCRETE_HUGE_PAGES=all SUFFIX all)
+target_include_directories(huge_pages_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 accrete_add_mpi_test(huge_pages_test NP 2 ENV ACCRETE_HUGE_PAGES=targets SUFFIX targets)
 accrete_add_mpi_test(huge_pages_test NP 2 ENV ACCRETE_HUGE_PAGES=none SUFFIX none)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -19,12 +20,12 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 // (ACCRETE_HUGE_PAGES, docs/cluster.md "Huge pages"):
 // - target: storage that takes scattered updates for its whole life (a
 //   sparse matrix's values, node-shared windows). Huge pages save a TLB
-//   miss per scattered add; advised unless ACCRETE_HUGE_PAGES=none.
+//   miss per scattered add; advised unless the mode is `none`.
 // - buffer: memory written once in order and read in order (the piece log
 //   and row references of a sparse matrix's round 0, its slot cache, its
 //   pattern's columns). Huge pages save a page fault per 4 KiB there;
-//   advised unless ACCRETE_HUGE_PAGES=targets or none. `targets` is for
-//   virtual machines whose host takes back free guest memory (free page
+//   advised only in mode `all`. Not in `targets`, which is for virtual
+//   machines whose host takes back free guest memory (free page
 //   reporting): there the first touch of a huge page the host had taken
 //   back ran at 0.5 GB/s against 2.3-3 GB/s in 4 KiB pages, and a sparse
 //   round 0 (1.24 GB per process) took 3.8-4.5 s instead of 1.4-1.5 s
@@ -32,12 +33,23 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 enum class huge_use { target, buffer };
 enum class huge_pages_mode { none, targets, all };
 
-/// ACCRETE_HUGE_PAGES: `all` when unset or empty, else `all`, `targets` or
-/// `none`; any other value throws accrete::error naming the variable and
-/// the value (init calls it, so a bad value fails there).
+/// ACCRETE_HUGE_PAGES: `auto` when unset or empty, else `auto`, `all`,
+/// `targets` or `none`; any other value throws accrete::error naming the
+/// variable and the value (init calls it, so a bad value fails there).
+/// `auto` is `targets` where host_takes_back_free_memory(), else `all`.
 huge_pages_mode huge_pages_from_env();
 /// The mode, read once (noexcept: init has validated the variable).
 huge_pages_mode huge_pages_level() noexcept;
+/// "all", "targets" or "none".
+const char* huge_pages_name(huge_pages_mode m) noexcept;
+
+// Whether this machine is a virtual machine whose host takes back the
+// memory the guest frees: a virtio balloon device (virtio device id 5)
+// bound to its driver with free page reporting negotiated
+// (VIRTIO_BALLOON_F_REPORTING, feature bit 5; sysfs prints the features
+// as a string of bits, bit 0 first). `sysfs` is the sysfs mount, a
+// parameter so that a test can hand it a tree of its own.
+bool host_takes_back_free_memory(const std::string& sysfs = "/sys");
 
 inline bool huge_pages_for(huge_use u) noexcept {
   const huge_pages_mode m = huge_pages_level();

@@ -264,10 +264,11 @@ void backend_init(const init_options& opts) {
     const int nn = st.node_n;
     std::fprintf(stderr,
                  "accrete: %d processes, node size %d (%s), segment %zu bytes, windows: %s, progress: "
-                 "%s, MPI: %s\n",
+                 "%s, huge pages: %s, MPI: %s\n",
                  st.size, nn, node_size > 0 ? "pretend" : "real", st.seg_bytes,
                  st.world_is_node ? "one shared" : (nn == 1 ? "allocate" : "shared + create"),
-                 want_thread ? "user-driven + progress thread" : "user-driven", v.c_str());
+                 want_thread ? "user-driven + progress thread" : "user-driven", huge_pages_name(huge_pages_level()),
+                 v.c_str());
   }
   if (st.verbose) {
     // One line per node, from its first process: where each node is, so a
