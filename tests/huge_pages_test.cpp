@@ -1,9 +1,10 @@
 // ACCRETE_HUGE_PAGES (docs/cluster.md, "Huge pages"): which of a sparse
 // matrix's arrays are advised for transparent huge pages, read back from
 // the VmFlags of their mappings in /proc/self/smaps ("hg" marks
-// madvise(MADV_HUGEPAGE)). The values take every later round's scattered
-// adds (advised unless `none`); the pattern's columns are read in order
-// (advised with `all`, not with `targets`). Registered with the variable
+// madvise(MADV_HUGEPAGE), "nh" madvise(MADV_NOHUGEPAGE)). The values take
+// every later round's scattered adds (advised unless `none`); the pattern's
+// columns are read in order (advised with `all`, advised against with
+// `targets`). Registered with the variable
 // unset (`auto`: `targets` on a guest whose host takes back free memory,
 // else `all`), `all`, `targets` and `none`; it expects the mode it runs
 // under. `auto`'s detection is checked on sysfs trees the test writes.
@@ -41,8 +42,8 @@ bool thp_available() {
   return !s.empty() && s.find("[never]") == std::string::npos;
 }
 
-// Whether the mapping holding address a carries VmFlags "hg".
-bool advised(const void* a) {
+// The VmFlags of the mapping holding address a.
+std::string vm_flags(const void* a) {
   const auto x = reinterpret_cast<std::uintptr_t>(a);
   std::ifstream f("/proc/self/smaps");
   std::string line;
@@ -52,14 +53,17 @@ bool advised(const void* a) {
     char dash = 0;
     std::istringstream h(line);
     if (line.find("VmFlags:") == 0) {
-      if (inside) return (line + " ").find(" hg ") != std::string::npos;
+      if (inside) return line.substr(8) + " ";
     } else if ((h >> std::hex >> lo >> dash >> hi) && dash == '-') {
       inside = x >= lo && x < hi;
     }
   }
   ADD_FAILURE() << "no mapping in /proc/self/smaps holds " << a;
-  return false;
+  return "";
 }
+// madvise(MADV_HUGEPAGE) and madvise(MADV_NOHUGEPAGE).
+bool advised(const void* a) { return vm_flags(a).find(" hg ") != std::string::npos; }
+bool advised_against(const void* a) { return vm_flags(a).find(" nh ") != std::string::npos; }
 
 // Every row's k-th stored entry is (k + 1) * (round + 1): exact.
 void expect_rows(const sparse_matrix<double>& A, int w, int round) {
@@ -105,16 +109,23 @@ TEST(HugePages, SparseArraysFollowTheMode) {
   expect_rows(A, w, 0);
   const bool values_hg = advised(d.value.data() + d.value.size() / 2);
   const bool cols_hg = advised(d.col.data() + d.col.size() / 2);
+  const bool cols_nh = advised_against(d.col.data() + d.col.size() / 2);
+  EXPECT_FALSE(advised_against(d.value.data() + d.value.size() / 2));
   const std::string mode = expected_mode();
   if (mode == "none") {
     EXPECT_FALSE(values_hg);
     EXPECT_FALSE(cols_hg);
+    EXPECT_FALSE(cols_nh);
   } else if (mode == "targets") {
+    // Marked against, so that the kernel's `always` does not give them
+    // huge pages either.
     EXPECT_TRUE(values_hg);
     EXPECT_FALSE(cols_hg);
+    EXPECT_TRUE(cols_nh);
   } else if (mode == "all") {
     EXPECT_TRUE(values_hg);
     EXPECT_TRUE(cols_hg);
+    EXPECT_FALSE(cols_nh);
   } else {
     FAIL() << "ACCRETE_HUGE_PAGES='" << mode << "' is not none, targets or all";
   }

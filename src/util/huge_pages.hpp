@@ -24,7 +24,8 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 // - buffer: memory written once in order and read in order (the piece log
 //   and row references of a sparse matrix's round 0, its slot cache, its
 //   pattern's columns). Huge pages save a page fault per 4 KiB there;
-//   advised only in mode `all`. Not in `targets`, which is for virtual
+//   advised only in mode `all`. Not in `targets` (marked not to be, there),
+//   which is for virtual
 //   machines whose host takes back free guest memory (free page
 //   reporting): there the first touch of a huge page the host had taken
 //   back ran at 0.5 GB/s against 2.3-3 GB/s in 4 KiB pages, and a sparse
@@ -59,15 +60,21 @@ inline bool huge_pages_for(huge_use u) noexcept {
 // Asks the kernel to back the whole 2 MiB pages inside [p, p + bytes) with
 // huge pages, where the mode wants them for `u`. Memory written from fresh
 // pages otherwise takes a page fault, with its accounting, per 4 KiB, and
-// scattered updates a TLB miss per page touched. Where transparent huge
-// pages are off (enabled = never) madvise fails and nothing changes, so the
-// result is ignored.
+// scattered updates a TLB miss per page touched. In mode `targets` a buffer
+// is marked the other way (MADV_NOHUGEPAGE): where transparent huge pages
+// are `always`, the kernel would otherwise give it huge pages unasked.
+// Where they are off (enabled = never) madvise fails and nothing changes,
+// so the result is ignored.
 inline void advise_huge_pages(const void* p, std::size_t bytes, huge_use u) noexcept {
-  if (!huge_pages_for(u)) return;
+  int advice = MADV_HUGEPAGE;
+  if (!huge_pages_for(u)) {
+    if (huge_pages_level() != huge_pages_mode::targets) return;
+    advice = MADV_NOHUGEPAGE;
+  }
   const auto b = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t lo = (b + huge_page_bytes - 1) & ~std::uintptr_t(huge_page_bytes - 1);
   const std::uintptr_t hi = (b + bytes) & ~std::uintptr_t(huge_page_bytes - 1);
-  if (lo < hi) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+  if (lo < hi) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, advice);
 }
 
 // v.reserve(n), the capacity advised for `u` (nothing for small ones).
