@@ -22,11 +22,12 @@
 //
 // Usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb]
 //                          [--rounds R] [--reps K] [--json PATH] [--only NAME[,NAME...]]
-//                          [--layout row|col]
+//                          [--layout row|col] [--phases]
 // (--only NAME[,NAME...] runs those implementations, for profiling; the
 // ratios to the others are then empty. --layout: how accrete is handed the
 // element matrices, row-major as they are generated (default) or
-// column-major)
+// column-major. --phases: accrete's later rounds split by phase on every
+// process, reset(), the element loop and commit(), in a table and the JSON)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -196,8 +197,13 @@ struct accrete_impl : impl {
     A = std::make_unique<accrete::sparse_matrix<double>>(c.r1 - c.r0, c.r1 - c.r0, o);
   }
   void release() override { A.reset(); }
+  // This process's time in each phase of every later round (--phases):
+  // reset(), the element loop (generation and update()), commit().
+  std::vector<double> reset_s, update_s, commit_s;
   void run(int round) override {
+    const double t0 = bench::now();
     if (round > 0) A->reset();
+    const double t1 = bench::now();
     const int ne = c.m.element_unknowns();
     std::vector<double> K(std::size_t(ne) * ne);
     std::vector<std::int64_t> rows(static_cast<std::size_t>(ne));
@@ -206,7 +212,12 @@ struct accrete_impl : impl {
       fe::element_matrix(c.m, round, e, K.data());
       A->update(K.data(), ne, rows, rows, c.layout);
     }
+    const double t2 = bench::now();
     A->commit();
+    if (round == 0) return;
+    reset_s.push_back(t1 - t0);
+    update_s.push_back(t2 - t1);
+    commit_s.push_back(bench::now() - t2);
   }
   row_values row(std::int64_t i) const override {
     row_values out;
@@ -739,7 +750,12 @@ namespace {
 int run_bench(int argc, char** argv) {
   std::string preset_name = "tiny", partition = "slab", json, only, layout = "row";
   int rounds = -1, reps = 1;
+  bool phases = false;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--phases") == 0) {
+      phases = true;
+      continue;
+    }
     if (const char* v = bench::option(argc, argv, i, "--preset"))
       preset_name = v;
     else if (const char* v = bench::option(argc, argv, i, "--partition"))
@@ -758,7 +774,8 @@ int run_bench(int argc, char** argv) {
       if (accrete::rank_me() == 0)
         std::fprintf(stderr,
                      "usage: bench_fe_assembly [--preset tiny|small|paper|large] [--partition slab|rcb] "
-                     "[--rounds R] [--reps K] [--json PATH] [--only NAME[,NAME...]] [--layout row|col]\n");
+                     "[--rounds R] [--reps K] [--json PATH] [--only NAME[,NAME...]] [--layout row|col] "
+                     "[--phases]\n");
       return 2;
     }
   }
@@ -886,6 +903,30 @@ int run_bench(int argc, char** argv) {
   auto ratio = [&](std::size_t a, bool first) {
     return bench::median_ratio(first ? res[a].first : res[a].later, first ? res[ib].first : res[ib].later);
   };
+  // --phases: each process's median per phase over its later rounds (all
+  // repetitions), gathered on rank 0. Where the round's time goes beyond
+  // the bound's: the adds themselves (update) or waiting for the other
+  // processes and their pieces (commit).
+  struct phase_table {
+    std::string name;
+    std::vector<double> reset, update, commit;  // per process
+  };
+  std::vector<phase_table> phase_tables;
+  if (phases)
+    for (const auto& p : impls) {
+      const auto* a = dynamic_cast<const accrete_impl*>(p.get());
+      if (!a || a->update_s.empty()) continue;
+      const double mine[3] = {bench::median(a->reset_s), bench::median(a->update_s), bench::median(a->commit_s)};
+      std::vector<double> all(std::size_t(3 * c.np));
+      MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      phase_table t{a->name, {}, {}, {}};
+      for (int q = 0; q < c.np; ++q) {
+        t.reset.push_back(all[std::size_t(3 * q)]);
+        t.update.push_back(all[std::size_t(3 * q + 1)]);
+        t.commit.push_back(all[std::size_t(3 * q + 2)]);
+      }
+      phase_tables.push_back(std::move(t));
+    }
   // The mode ACCRETE_HUGE_PAGES resolved to (auto: targets on a guest whose
   // host takes back free memory): round 0's times depend on it.
   const char* huge_pages = accrete::detail::huge_pages_name(accrete::detail::huge_pages_level());
@@ -903,6 +944,13 @@ int run_bench(int argc, char** argv) {
                   bench::median(res[k].later));
       if (ran(ib)) std::printf(" %12.3f %12.3f", ratio(k, true), ratio(k, false));
       std::printf("\n");
+    }
+    for (const auto& t : phase_tables) {
+      std::printf("\n%s, later rounds by phase on each process (median over rounds) [s]\n", t.name.c_str());
+      std::printf("%-8s %12s %12s %12s\n", "process", "reset", "update", "commit");
+      for (int q = 0; q < c.np; ++q)
+        std::printf("%-8d %12.4g %12.4g %12.4g\n", q, t.reset[std::size_t(q)], t.update[std::size_t(q)],
+                    t.commit[std::size_t(q)]);
     }
   }
   if (c.me == 0 && !json.empty()) {
@@ -923,6 +971,19 @@ int run_bench(int argc, char** argv) {
       f << "], \"later_max_s\": [";
       for (std::size_t r = 0; r < res[k].later_max.size(); ++r) f << (r ? ", " : "") << bench::num(res[k].later_max[r]);
       f << "]}";
+    }
+    if (!phase_tables.empty()) {
+      auto list = [&](const std::vector<double>& v) {
+        std::string out = "[";
+        for (std::size_t q = 0; q < v.size(); ++q) out += (q ? ", " : "") + bench::num(v[q]);
+        return out + "]";
+      };
+      f << "\n  },\n  \"phases\": {";
+      for (std::size_t k = 0; k < phase_tables.size(); ++k) {
+        const auto& t = phase_tables[k];
+        f << (k ? "," : "") << "\n    \"" << t.name << "\": {\"reset_s\": " << list(t.reset)
+          << ", \"update_s\": " << list(t.update) << ", \"commit_s\": " << list(t.commit) << "}";
+      }
     }
     f << "\n  },\n  \"solve\": {";
     bool first_solve = true;
