@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -37,9 +38,9 @@ bool host_takes_back_free_memory(const std::string& sysfs) {
   return false;
 }
 
-huge_pages_mode huge_pages_from_env() {
+std::optional<huge_pages_mode> huge_pages_from_env() {
   const auto e = env_word("ACCRETE_HUGE_PAGES");
-  if (!e || *e == "auto") return host_takes_back_free_memory() ? huge_pages_mode::targets : huge_pages_mode::all;
+  if (!e || *e == "auto") return std::nullopt;
   if (*e == "all") return huge_pages_mode::all;
   if (*e == "targets") return huge_pages_mode::targets;
   if (*e == "none") return huge_pages_mode::none;
@@ -49,9 +50,10 @@ huge_pages_mode huge_pages_from_env() {
 huge_pages_mode huge_pages_level() noexcept {
   static const huge_pages_mode m = [] {
     try {
-      return huge_pages_from_env();
+      if (const auto given = huge_pages_from_env()) return *given;
+      return host_takes_back_free_memory() ? huge_pages_mode::targets : huge_pages_mode::all;
     } catch (...) {
-      return huge_pages_mode::all;  // unreachable after init, which throws for a bad value
+      return huge_pages_mode::all;  // a bad value: unreachable after init, which throws for it
     }
   }();
   return m;
@@ -59,9 +61,12 @@ huge_pages_mode huge_pages_level() noexcept {
 
 const char* huge_pages_name(huge_pages_mode m) noexcept {
   switch (m) {
-    case huge_pages_mode::none: return "none";
-    case huge_pages_mode::targets: return "targets";
-    case huge_pages_mode::all: return "all";
+    case huge_pages_mode::none:
+      return "none";
+    case huge_pages_mode::targets:
+      return "targets";
+    case huge_pages_mode::all:
+      return "all";
   }
   return "?";
 }

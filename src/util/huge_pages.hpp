@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -24,9 +25,8 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 // - buffer: memory written once in order and read in order (the piece log
 //   and row references of a sparse matrix's round 0, its slot cache, its
 //   pattern's columns). Huge pages save a page fault per 4 KiB there;
-//   advised only in mode `all`. Not in `targets` (marked not to be, there),
-//   which is for virtual
-//   machines whose host takes back free guest memory (free page
+//   advised only in mode `all`, and advised against in `targets`, which is
+//   for virtual machines whose host takes back free guest memory (free page
 //   reporting): there the first touch of a huge page the host had taken
 //   back ran at 0.5 GB/s against 2.3-3 GB/s in 4 KiB pages, and a sparse
 //   round 0 (1.24 GB per process) took 3.8-4.5 s instead of 1.4-1.5 s
@@ -34,12 +34,13 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 enum class huge_use { target, buffer };
 enum class huge_pages_mode { none, targets, all };
 
-/// ACCRETE_HUGE_PAGES: `auto` when unset or empty, else `auto`, `all`,
-/// `targets` or `none`; any other value throws accrete::error naming the
-/// variable and the value (init calls it, so a bad value fails there).
+/// ACCRETE_HUGE_PAGES as given: `all`, `targets` or `none`, or nullopt for
+/// `auto` (also when unset or empty); any other value throws accrete::error
+/// naming the variable and the value (init calls it, so a bad value fails
+/// there).
+std::optional<huge_pages_mode> huge_pages_from_env();
+/// The mode, decided once (noexcept: init has validated the variable):
 /// `auto` is `targets` where host_takes_back_free_memory(), else `all`.
-huge_pages_mode huge_pages_from_env();
-/// The mode, read once (noexcept: init has validated the variable).
 huge_pages_mode huge_pages_level() noexcept;
 /// "all", "targets" or "none".
 const char* huge_pages_name(huge_pages_mode m) noexcept;
