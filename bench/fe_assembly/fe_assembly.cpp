@@ -26,7 +26,7 @@
 // (--only NAME[,NAME...] runs those implementations, for profiling; the
 // ratios to the others are then empty. --layout: how accrete is handed the
 // element matrices, row-major as they are generated (default) or
-// column-major. --phases: accrete's later rounds split by phase on every
+// column-major. --phases: accrete's rounds split by phase on every
 // process, reset(), the element loop and commit(), in a table and the JSON)
 #include <algorithm>
 #include <cmath>
@@ -198,8 +198,9 @@ struct accrete_impl : impl {
   }
   void release() override { A.reset(); }
   // This process's time in each phase of every later round (--phases):
-  // reset(), the element loop (generation and update()), commit().
-  std::vector<double> reset_s, update_s, commit_s;
+  // reset(), the element loop (generation and update()), commit(); and of
+  // every first round (no reset).
+  std::vector<double> reset_s, update_s, commit_s, first_update_s, first_commit_s;
   void run(int round) override {
     const double t0 = bench::now();
     if (round > 0) A->reset();
@@ -214,7 +215,11 @@ struct accrete_impl : impl {
     }
     const double t2 = bench::now();
     A->commit();
-    if (round == 0) return;
+    if (round == 0) {
+      first_update_s.push_back(t2 - t1);
+      first_commit_s.push_back(bench::now() - t2);
+      return;
+    }
     reset_s.push_back(t1 - t0);
     update_s.push_back(t2 - t1);
     commit_s.push_back(bench::now() - t2);
@@ -909,21 +914,26 @@ int run_bench(int argc, char** argv) {
   // processes and their pieces (commit).
   struct phase_table {
     std::string name;
-    std::vector<double> reset, update, commit;  // per process
+    std::vector<double> reset, update, commit, first_update, first_commit;  // per process
   };
   std::vector<phase_table> phase_tables;
   if (phases)
     for (const auto& p : impls) {
       const auto* a = dynamic_cast<const accrete_impl*>(p.get());
       if (!a || a->update_s.empty()) continue;
-      const double mine[3] = {bench::median(a->reset_s), bench::median(a->update_s), bench::median(a->commit_s)};
-      std::vector<double> all(std::size_t(3 * c.np));
-      MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      phase_table t{a->name, {}, {}, {}};
+      constexpr int n = 5;
+      const double mine[n] = {bench::median(a->reset_s), bench::median(a->update_s), bench::median(a->commit_s),
+                              bench::median(a->first_update_s), bench::median(a->first_commit_s)};
+      std::vector<double> all(std::size_t(n * c.np));
+      MPI_Gather(mine, n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      phase_table t{a->name, {}, {}, {}, {}, {}};
       for (int q = 0; q < c.np; ++q) {
-        t.reset.push_back(all[std::size_t(3 * q)]);
-        t.update.push_back(all[std::size_t(3 * q + 1)]);
-        t.commit.push_back(all[std::size_t(3 * q + 2)]);
+        const double* v = all.data() + n * q;
+        t.reset.push_back(v[0]);
+        t.update.push_back(v[1]);
+        t.commit.push_back(v[2]);
+        t.first_update.push_back(v[3]);
+        t.first_commit.push_back(v[4]);
       }
       phase_tables.push_back(std::move(t));
     }
@@ -946,11 +956,14 @@ int run_bench(int argc, char** argv) {
       std::printf("\n");
     }
     for (const auto& t : phase_tables) {
-      std::printf("\n%s, later rounds by phase on each process (median over rounds) [s]\n", t.name.c_str());
-      std::printf("%-8s %12s %12s %12s\n", "process", "reset", "update", "commit");
-      for (int q = 0; q < c.np; ++q)
-        std::printf("%-8d %12.4g %12.4g %12.4g\n", q, t.reset[std::size_t(q)], t.update[std::size_t(q)],
-                    t.commit[std::size_t(q)]);
+      std::printf("\n%s by phase on each process (medians over rounds) [s]\n", t.name.c_str());
+      std::printf("%-8s %12s %12s %12s %12s %12s\n", "process", "first update", "first commit", "later reset",
+                  "later update", "later commit");
+      for (int q = 0; q < c.np; ++q) {
+        const std::size_t i = std::size_t(q);
+        std::printf("%-8d %12.4g %12.4g %12.4g %12.4g %12.4g\n", q, t.first_update[i], t.first_commit[i], t.reset[i],
+                    t.update[i], t.commit[i]);
+      }
     }
   }
   if (c.me == 0 && !json.empty()) {
@@ -981,7 +994,8 @@ int run_bench(int argc, char** argv) {
       f << "\n  },\n  \"phases\": {";
       for (std::size_t k = 0; k < phase_tables.size(); ++k) {
         const auto& t = phase_tables[k];
-        f << (k ? "," : "") << "\n    \"" << t.name << "\": {\"reset_s\": " << list(t.reset)
+        f << (k ? "," : "") << "\n    \"" << t.name << "\": {\"first_update_s\": " << list(t.first_update)
+          << ", \"first_commit_s\": " << list(t.first_commit) << ", \"reset_s\": " << list(t.reset)
           << ", \"update_s\": " << list(t.update) << ", \"commit_s\": " << list(t.commit) << "}";
       }
     }
