@@ -29,6 +29,7 @@
 // column-major. --phases: accrete's rounds split by phase on every
 // process, reset(), the element loop and commit(), in a table and the JSON)
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -185,6 +186,13 @@ solve_result petsc_solve_csr(const context& c, const std::vector<std::int64_t>& 
 }
 #endif
 
+// What --phases reports, in the order of accrete_impl::phase_s.
+constexpr int phase_count = 5;
+constexpr const char* phase_names[phase_count] = {"first update", "first commit", "later reset", "later update",
+                                                  "later commit"};
+constexpr const char* phase_keys[phase_count] = {"first_update_s", "first_commit_s", "reset_s", "update_s",
+                                                 "commit_s"};  // in the JSON
+
 struct accrete_impl : impl {
   const context& c;
   bool repro;
@@ -197,10 +205,10 @@ struct accrete_impl : impl {
     A = std::make_unique<accrete::sparse_matrix<double>>(c.r1 - c.r0, c.r1 - c.r0, o);
   }
   void release() override { A.reset(); }
-  // This process's time in each phase of every later round (--phases):
-  // reset(), the element loop (generation and update()), commit(); and of
-  // every first round (no reset).
-  std::vector<double> reset_s, update_s, commit_s, first_update_s, first_commit_s;
+  // This process's time in each phase (phase_names) of every round
+  // (--phases): the first round's element loop (generation and update())
+  // and commit(); a later round's reset(), element loop and commit().
+  std::array<std::vector<double>, phase_count> phase_s;
   void run(int round) override {
     const double t0 = bench::now();
     if (round > 0) A->reset();
@@ -215,14 +223,15 @@ struct accrete_impl : impl {
     }
     const double t2 = bench::now();
     A->commit();
+    const double t3 = bench::now();
     if (round == 0) {
-      first_update_s.push_back(t2 - t1);
-      first_commit_s.push_back(bench::now() - t2);
-      return;
+      phase_s[0].push_back(t2 - t1);
+      phase_s[1].push_back(t3 - t2);
+    } else {
+      phase_s[2].push_back(t1 - t0);
+      phase_s[3].push_back(t2 - t1);
+      phase_s[4].push_back(t3 - t2);
     }
-    reset_s.push_back(t1 - t0);
-    update_s.push_back(t2 - t1);
-    commit_s.push_back(bench::now() - t2);
   }
   row_values row(std::int64_t i) const override {
     row_values out;
@@ -908,33 +917,24 @@ int run_bench(int argc, char** argv) {
   auto ratio = [&](std::size_t a, bool first) {
     return bench::median_ratio(first ? res[a].first : res[a].later, first ? res[ib].first : res[ib].later);
   };
-  // --phases: each process's median per phase over its later rounds (all
-  // repetitions), gathered on rank 0. Where the round's time goes beyond
-  // the bound's: the adds themselves (update) or waiting for the other
-  // processes and their pieces (commit).
+  // --phases: each process's median per phase over its rounds (all
+  // repetitions), gathered on rank 0 (process q's at q * phase_count).
+  // Where the round's time goes beyond the bound's: the adds themselves
+  // (the element loop) or waiting for the other processes and their pieces
+  // (commit).
   struct phase_table {
     std::string name;
-    std::vector<double> reset, update, commit, first_update, first_commit;  // per process
+    std::vector<double> median;
   };
   std::vector<phase_table> phase_tables;
   if (phases)
     for (const auto& p : impls) {
       const auto* a = dynamic_cast<const accrete_impl*>(p.get());
-      if (!a || a->update_s.empty()) continue;
-      constexpr int n = 5;
-      const double mine[n] = {bench::median(a->reset_s), bench::median(a->update_s), bench::median(a->commit_s),
-                              bench::median(a->first_update_s), bench::median(a->first_commit_s)};
-      std::vector<double> all(std::size_t(n * c.np));
-      MPI_Gather(mine, n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      phase_table t{a->name, {}, {}, {}, {}, {}};
-      for (int q = 0; q < c.np; ++q) {
-        const double* v = all.data() + n * q;
-        t.reset.push_back(v[0]);
-        t.update.push_back(v[1]);
-        t.commit.push_back(v[2]);
-        t.first_update.push_back(v[3]);
-        t.first_commit.push_back(v[4]);
-      }
+      if (!a || a->phase_s[0].empty()) continue;
+      double mine[phase_count];
+      for (int k = 0; k < phase_count; ++k) mine[k] = bench::median(a->phase_s[std::size_t(k)]);
+      phase_table t{a->name, std::vector<double>(std::size_t(phase_count * c.np))};
+      MPI_Gather(mine, phase_count, MPI_DOUBLE, t.median.data(), phase_count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
       phase_tables.push_back(std::move(t));
     }
   // The mode ACCRETE_HUGE_PAGES resolved to (auto: targets on a guest whose
@@ -957,13 +957,13 @@ int run_bench(int argc, char** argv) {
     }
     for (const auto& t : phase_tables) {
       std::printf("\n%s by phase on each process (medians over rounds) [s]\n", t.name.c_str());
-      std::printf("%-8s %12s %12s %12s %12s %12s\n", "process", "first update", "first commit", "later reset",
-                  "later update", "later commit");
+      std::printf("%-8s", "process");
+      for (const char* n : phase_names) std::printf(" %12s", n);
       for (int q = 0; q < c.np; ++q) {
-        const std::size_t i = std::size_t(q);
-        std::printf("%-8d %12.4g %12.4g %12.4g %12.4g %12.4g\n", q, t.first_update[i], t.first_commit[i], t.reset[i],
-                    t.update[i], t.commit[i]);
+        std::printf("\n%-8d", q);
+        for (int k = 0; k < phase_count; ++k) std::printf(" %12.4g", t.median[std::size_t(q * phase_count + k)]);
       }
+      std::printf("\n");
     }
   }
   if (c.me == 0 && !json.empty()) {
@@ -986,17 +986,16 @@ int run_bench(int argc, char** argv) {
       f << "]}";
     }
     if (!phase_tables.empty()) {
-      auto list = [&](const std::vector<double>& v) {
-        std::string out = "[";
-        for (std::size_t q = 0; q < v.size(); ++q) out += (q ? ", " : "") + bench::num(v[q]);
-        return out + "]";
-      };
       f << "\n  },\n  \"phases\": {";
-      for (std::size_t k = 0; k < phase_tables.size(); ++k) {
-        const auto& t = phase_tables[k];
-        f << (k ? "," : "") << "\n    \"" << t.name << "\": {\"first_update_s\": " << list(t.first_update)
-          << ", \"first_commit_s\": " << list(t.first_commit) << ", \"reset_s\": " << list(t.reset)
-          << ", \"update_s\": " << list(t.update) << ", \"commit_s\": " << list(t.commit) << "}";
+      for (std::size_t i = 0; i < phase_tables.size(); ++i) {
+        f << (i ? "," : "") << "\n    \"" << phase_tables[i].name << "\": {";
+        for (int k = 0; k < phase_count; ++k) {
+          f << (k ? ", " : "") << "\"" << phase_keys[k] << "\": [";
+          for (int q = 0; q < c.np; ++q)
+            f << (q ? ", " : "") << bench::num(phase_tables[i].median[std::size_t(q * phase_count + k)]);
+          f << "]";
+        }
+        f << "}";
       }
     }
     f << "\n  },\n  \"solve\": {";
