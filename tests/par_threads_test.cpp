@@ -15,7 +15,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -230,7 +232,8 @@ TEST(ParThreads, FireAndForgetFromSeveralThreads) {
   const int n = rank_n();
   on_threads([&](int t) {
     for (int r = 0; r < n; ++r)
-      rpc_ff(r, [](int) { ff_count.fetch_add(std::this_thread::get_id() == master_thread ? 1 : 1000); }, t);
+      rpc_ff(
+          r, [](int) { ff_count.fetch_add(std::this_thread::get_id() == master_thread ? 1 : 1000); }, t);
   });
   // Everyone sent kThreads messages to everyone.
   while (ff_count.load() < kThreads * n) {
@@ -288,8 +291,7 @@ TEST(ParThreads, PersonasAndLpc) {
     auto [ran_on, echoed] = f.then([&then_on](std::pair<std::thread::id, int> v) {
                                then_on = std::this_thread::get_id();
                                return v;
-                             })
-                                .wait();
+                             }).wait();
     if (ran_on != self || echoed != t || then_on != me_thread) wrong.fetch_add(1);
     // A persona of another thread cannot be pushed here.
     try {
@@ -328,10 +330,11 @@ TEST(ParThreads, MasterPersonaMovesToAnotherThread) {
   });
   while (!holding.load()) std::this_thread::yield();
   std::thread::id then_on;
-  const int got = rpc(rank_me(), [] {
-                    rpc_body_thread = std::this_thread::get_id();
-                    return 7;
-                  })
+  const int got = rpc(rank_me(),
+                      [] {
+                        rpc_body_thread = std::this_thread::get_id();
+                        return 7;
+                      })
                       .then([&then_on](int v) {
                         then_on = std::this_thread::get_id();
                         return v;
@@ -345,5 +348,55 @@ TEST(ParThreads, MasterPersonaMovesToAnotherThread) {
   // Back to the thread that called init(), for the tests that follow.
   detail::push_queue(detail::master_queue());
   EXPECT_TRUE(master_persona().active_with_caller());
+  barrier();
+}
+
+// Active-message handlers are registered on first use (an assembly engine's
+// or a sparse matrix's first construction), possibly while another thread
+// dispatches messages outside the backend lock: the handler table is read
+// without a lock. Under ThreadSanitizer (label tsan) a table that another
+// thread's registration can change under a lookup is reported.
+std::atomic<int> fresh_handled{0};
+template <int N>
+void fresh_handler(int, std::span<const std::byte> p) {
+  if (p.size() == sizeof(int)) {
+    int v;
+    std::memcpy(&v, p.data(), sizeof v);
+    fresh_handled.fetch_add(v == N ? 1 : 1000);
+  }
+}
+// One at a time, with a pause after each, so that registrations interleave
+// with the master's lookups.
+template <int... N>
+void register_fresh(std::integer_sequence<int, N...>) {
+  ((detail::am_register(&fresh_handler<N>, false), std::this_thread::sleep_for(std::chrono::microseconds(20))), ...);
+}
+template <int N>
+void send_fresh() {
+  const int v = N;
+  detail::am_send(rank_me(), &fresh_handler<N>, std::as_bytes(std::span(&v, 1)));
+}
+
+TEST(ParThreads, HandlersRegisterWhileTheMasterDispatches) {
+  fresh_handled.store(0);
+  std::atomic<bool> registered{false};
+  std::thread registrar([&] {
+    register_fresh(std::make_integer_sequence<int, 300>{});
+    registered.store(true);
+  });
+  int round_trips = 0;
+  while (!registered.load()) {  // the master dispatches RPCs to itself meanwhile
+    EXPECT_EQ(rpc(
+                  rank_me(), [](int x) { return x + 1; }, round_trips)
+                  .wait(),
+              round_trips + 1);
+    ++round_trips;
+  }
+  registrar.join();
+  send_fresh<0>();
+  send_fresh<150>();
+  send_fresh<299>();
+  while (fresh_handled.load() < 3) progress();
+  EXPECT_EQ(fresh_handled.load(), 3);  // each ran once, with its own payload
   barrier();
 }

@@ -443,6 +443,25 @@ TEST(RpcErrors, RandomMessagesThroughDispatchNeverCrash) {
   barrier();
 }
 
+// A message naming a handler nobody registered is refused with an error,
+// not run.
+void never_registered(int, std::span<const std::byte>) {}
+
+TEST(RpcErrors, UnregisteredHandlerIsRefused) {
+  detail::am_send(rank_me(), &never_registered, {});
+  bool refused = false;
+  for (int i = 0; i < 1000 && !refused; ++i) {
+    try {
+      progress();
+    } catch (const error& e) {
+      refused = true;
+      EXPECT_NE(std::string(e.what()).find("active message with unknown handler id"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(refused);
+  barrier();
+}
+
 bool stop_recursion = false;
 int recurse(int n) { return n == 0 || stop_recursion ? 0 : rpc(rank_me(), &recurse, n - 1).wait() + 1; }
 
