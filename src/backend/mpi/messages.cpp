@@ -1,10 +1,10 @@
 // Active messages: handler registry and dispatch, node-local rings,
 // MPI sends with flow control, and the receive side of polling.
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <string>
-#include <atomic>
 
 #include "accrete/detail/env.hpp"
 #include "accrete/error.hpp"
@@ -118,8 +118,9 @@ namespace {
 // 8-byte bench_dht `lz` insert to self under MPICH), while am_register,
 // under the backend lock, may run in one thread (the first assembly engine
 // or sparse matrix of a type registers its handlers) as another dispatches
-// outside the lock (par_threads_test, under ThreadSanitizer). An entry is never removed; id 0 marks a free place
-// (only am_base_symbol has it, and it is never registered).
+// outside the lock (par_threads_test, under ThreadSanitizer). An entry is
+// never removed; id 0 marks a free place (only am_base_symbol has it, and
+// it is never registered).
 class handler_table {
  public:
   // Under the backend lock.
