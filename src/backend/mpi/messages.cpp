@@ -123,6 +123,10 @@ namespace {
 // it is never registered).
 class handler_table {
  public:
+  struct place {
+    std::atomic<std::intptr_t> id{0};
+    std::atomic<bool> internal{false};  // may run in internal progress
+  };
   // Under the backend lock.
   void add(std::intptr_t id, bool internal) {
     for (std::size_t i = home(id), n = 0; n < capacity; i = (i + 1) & (capacity - 1), ++n) {
@@ -135,18 +139,15 @@ class handler_table {
     }
     throw error("accrete: more than " + std::to_string(capacity) + " active-message handlers registered");
   }
-  // Whether `id` is registered, and whether its handler may run in internal progress.
-  bool find(std::intptr_t id, bool& internal) const noexcept {
-    if (id == 0) return false;
+  // The place of `id`, or null when it is not registered.
+  const place* find(std::intptr_t id) const noexcept {
+    if (id == 0) return nullptr;
     for (std::size_t i = home(id), n = 0; n < capacity; i = (i + 1) & (capacity - 1), ++n) {
       const std::intptr_t at = places_[i].id.load(std::memory_order_acquire);
-      if (at == 0) return false;
-      if (at == id) {
-        internal = places_[i].internal.load(std::memory_order_relaxed);
-        return true;
-      }
+      if (at == 0) return nullptr;
+      if (at == id) return &places_[i];
     }
-    return false;
+    return nullptr;
   }
 
  private:
@@ -154,18 +155,13 @@ class handler_table {
   static std::size_t home(std::intptr_t id) noexcept {
     return std::size_t((std::uint64_t(id) * 0x9E3779B97F4A7C15u) >> 54);  // the top 10 bits
   }
-  struct place {
-    std::atomic<std::intptr_t> id{0};
-    std::atomic<bool> internal{false};
-  };
+  static_assert(capacity == std::size_t{1} << (64 - 54));
   place places_[capacity];
 };
-static_assert(std::size_t{1} << (64 - 54) == 1024);
 
 // Constant-initialised: ready before any static initialiser registers a
 // handler, and no guard to test on each lookup.
-constinit handler_table registry;
-handler_table& am_registry() { return registry; }
+constinit handler_table handlers;
 
 // Handlers travel as their distance from this symbol: the same in every
 // process of one executable even under address-space randomisation.
@@ -179,8 +175,8 @@ bool internal_ok(std::span<const std::byte> msg) {
   std::intptr_t id;
   if (msg.size() < sizeof id) return false;
   std::memcpy(&id, msg.data(), sizeof id);
-  bool internal = false;
-  return am_registry().find(id, internal) && internal;
+  const handler_table::place* p = handlers.find(id);
+  return p && p->internal.load(std::memory_order_relaxed);
 }
 
 // Takes one received message: handlers marked safe for internal progress
@@ -220,7 +216,7 @@ void test_sends() {
 std::intptr_t am_handler_id(am_handler h) noexcept { return handler_id(h); }
 
 am_handler am_handler_of(std::intptr_t id, int source) {
-  if (bool internal; !am_registry().find(id, internal))
+  if (!handlers.find(id))
     throw error("accrete: active message with unknown handler id " + std::to_string(id) + " from rank " +
                 std::to_string(source));
   return reinterpret_cast<am_handler>(reinterpret_cast<std::intptr_t>(&am_base_symbol) + id);
@@ -475,7 +471,7 @@ bool receive_messages() {
 
 void am_register(am_handler h, bool internal) {
   backend_guard g;
-  am_registry().add(handler_id(h), internal);
+  handlers.add(handler_id(h), internal);
 }
 
 std::vector<std::byte> message_buffer(std::size_t payload_bytes) {
