@@ -200,7 +200,7 @@ inline void rpc_send(int rank, am_handler h, std::vector<std::byte>&& msg) {
   am_send_owned(rank, h, std::move(msg));
   if (++since_poll == 64) {
     since_poll = 0;
-    poll();
+    poll_sends();
   }
 }
 

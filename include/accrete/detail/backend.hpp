@@ -79,6 +79,11 @@ void memory_sync() noexcept;
 /// Internal progress: moves data (tests requests, flushes, receives
 /// messages) and queues completions, but runs no user code.
 void poll();
+/// poll() without taking the node-local rings' messages: for a sender's
+/// periodic progress, which must complete its MPI requests but, at internal
+/// level, would copy the user messages waiting in its rings out to the
+/// inbox (user-level progress runs them in place).
+void poll_sends();
 /// User-level progress: poll(), then run queued completions and handlers.
 void user_progress();
 /// Whether the calling thread is inside user_progress() (so running a

@@ -419,6 +419,12 @@ void poll() {
   poll_impl(true);
 }
 
+void poll_sends() {
+  backend_guard g;
+  rethrow_thread_error();
+  poll_impl(false);
+}
+
 bool in_user_progress() noexcept { return progress_depth > 0; }
 
 void user_progress() {
