@@ -194,7 +194,9 @@ std::optional<dist_key> first_missing(const Tuple& t) {
 
 /// Sends an RPC message. Every few messages this also makes internal
 /// progress, so that a long burst of sends does not pile up unfinished MPI
-/// requests (the backend's flow control only engages at its byte cap).
+/// requests (the backend's flow control only engages at its byte cap). It
+/// leaves the node-local rings' messages to user-level progress, which runs
+/// them in place; internal progress would copy each user RPC out to wait.
 inline void rpc_send(int rank, am_handler h, std::vector<std::byte>&& msg) {
   ACCRETE_THREAD_LOCAL unsigned since_poll = 0;  // per thread: the PAR mode sends from several
   am_send_owned(rank, h, std::move(msg));
